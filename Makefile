@@ -1,0 +1,43 @@
+# membrane — two commands do all the set-up on a fresh machine:
+#   make demo   refine the shipped flawed example corpus (offline, no API key)
+#   make test   run the test suite (what CI runs)
+# Needs: python3.11 (with venv) and Java >= 11 (17 recommended) for HermiT.
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench corpus clean-demo install check-java
+
+install: $(STAMP)
+
+check-java:
+	@scripts/check-java
+
+$(STAMP): pyproject.toml constraints.txt | check-java
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m bench loop --json
+
+corpus: $(STAMP)
+	$(BIN)/python packs/facility/generate.py --seed 7 --count 240 --out packs/facility/corpus
+
+clean-demo:
+	rm -rf scratch/* current/* archive trace .membrane
+	@touch scratch/.gitkeep current/.gitkeep

@@ -1,0 +1,93 @@
+"""membrane's exceptions.
+
+Setup errors (bad input found before anything runs) and run-time errors are different
+types. A *bad artifact* is never an exception: gates return critiques for it.
+
+    MembraneError
+    ├── SetupError                 bad input found before a run starts (exit code 2)
+    │   ├── PackError              a pack file is missing, does not parse or is inconsistent
+    │   ├── CorpusError            a corpus line / artifact file is malformed
+    │   └── ConfigError            membrane.toml or a CLI option is wrong
+    ├── AgendaError                the rules emitted zero or several decisions (a rules bug)
+    ├── IllegalTransition          the FSM was asked for a move its table does not have
+    ├── InfrastructureError        an engine or the file system failed mid-run (run ends FAILED)
+    └── TraceError                 a trace or the ledger anchor does not verify
+
+Every `SetupError` carries the file (and line, when there is one) and a hint saying what
+to do, so the CLI can print one clear message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "AgendaError",
+    "ConfigError",
+    "CorpusError",
+    "IllegalTransition",
+    "InfrastructureError",
+    "MembraneError",
+    "PackError",
+    "SetupError",
+    "TraceError",
+]
+
+
+class MembraneError(Exception):
+    """Base of every error membrane raises on purpose."""
+
+
+class SetupError(MembraneError):
+    """Bad input found before a run starts."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Path | str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = self.file + (f":{self.line}" if self.line is not None else "") + ": "
+        text = where + self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class PackError(SetupError):
+    """A pack file is missing, does not parse, or contradicts itself."""
+
+
+class CorpusError(SetupError):
+    """A corpus line or an artifact file is malformed."""
+
+
+class ConfigError(SetupError):
+    """The workspace configuration or a command-line option is wrong."""
+
+
+class AgendaError(MembraneError):
+    """The agenda's rules emitted zero or several decisions for one set of facts."""
+
+
+class IllegalTransition(MembraneError):
+    """The FSM was asked to fire a trigger that is not legal in its state."""
+
+
+class InfrastructureError(MembraneError):
+    """An engine, the file system or an endpoint failed; the run fails closed."""
+
+
+class TraceError(MembraneError):
+    """A trace file or its ledger anchor does not verify."""

@@ -1,0 +1,264 @@
+"""The data that flows through the loop: frozen pydantic models, validated at the boundary.
+
+Artifacts, proposals and corrections are untrusted input; everything here is
+`frozen=True, extra="forbid"` so a stray field is an error, not a silent pass.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "ARTIFACT_ID_PATTERN",
+    "Artifact",
+    "Cell",
+    "CellRef",
+    "Critique",
+    "CritiqueReport",
+    "Decision",
+    "Effector",
+    "Location",
+    "Outcome",
+    "Proposal",
+    "ProposalRequest",
+    "RunState",
+    "Severity",
+    "Spine",
+    "Trigger",
+    "Verdict",
+]
+
+# Ids become file names: a strict allowlist, no path characters, no leading dot.
+ARTIFACT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+_ID_RE = re.compile(ARTIFACT_ID_PATTERN)
+MAX_PROSE_CHARS = 200_000
+MAX_ROWS_PER_TABLE = 10_000
+
+Cell = str | int | float | bool | None
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunState(StrEnum):
+    PROPOSE = "PROPOSE"
+    VALUE_GATE = "VALUE_GATE"
+    RI_GATE = "RI_GATE"
+    PROSE_GATE = "PROSE_GATE"
+    CRITIQUE = "CRITIQUE"
+    COMMIT = "COMMIT"
+    COMMITTED = "COMMITTED"
+    EXHAUSTED = "EXHAUSTED"
+    FAILED = "FAILED"
+    HELD = "HELD"
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = {RunState.COMMITTED, RunState.EXHAUSTED, RunState.FAILED, RunState.HELD}
+
+
+class Trigger(StrEnum):
+    """Past-tense facts that move the FSM."""
+
+    PROPOSED = "proposed"
+    PROPOSAL_REJECTED = "proposal_rejected"
+    VALUES_PASSED = "values_passed"
+    VALUES_FAILED = "values_failed"
+    RELATIONS_PASSED = "relations_passed"
+    RELATIONS_FAILED = "relations_failed"
+    PROSE_SKIPPED = "prose_skipped"
+    PROSE_PASSED = "prose_passed"
+    PROSE_FAILED = "prose_failed"
+    CRITIQUED = "critiqued"
+    BUDGET_SPENT = "budget_spent"
+    PUBLISHED = "published"
+    HELD = "held"
+    CRASHED = "crashed"
+
+
+class Effector(StrEnum):
+    SEED = "seed"  # the input artifact is the first (single-shot) proposal
+    PROPOSER = "proposer"
+    VALUE_GATE = "value_gate"
+    RI_GATE = "ri_gate"
+    PROSE_GATE = "prose_gate"
+    CRITIQUE = "critique"
+    COMMIT = "commit"
+    HOLD = "hold"
+
+
+class Artifact(Frozen):
+    """One unit of refinement: named tables of rows plus optional prose."""
+
+    id: str
+    tables: dict[str, list[dict[str, Cell]]]
+    prose: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_safe(cls, v: str) -> str:
+        if not _ID_RE.match(v):
+            raise ValueError(
+                f"artifact id {v!r} must match {ARTIFACT_ID_PATTERN} "
+                "(letters, digits, '_', '.', '-'; no path characters)"
+            )
+        return v
+
+    @field_validator("tables")
+    @classmethod
+    def _tables_bounded(
+        cls, v: dict[str, list[dict[str, Cell]]]
+    ) -> dict[str, list[dict[str, Cell]]]:
+        for name, rows in v.items():
+            if len(rows) > MAX_ROWS_PER_TABLE:
+                raise ValueError(f"table {name!r} has {len(rows)} rows (max {MAX_ROWS_PER_TABLE})")
+        return v
+
+    @field_validator("prose")
+    @classmethod
+    def _prose_bounded(cls, v: str) -> str:
+        if len(v) > MAX_PROSE_CHARS:
+            raise ValueError(f"prose has {len(v)} characters (max {MAX_PROSE_CHARS})")
+        return v
+
+    def cells(self) -> list[CellRef]:
+        return [
+            CellRef(table=t, row=i, column=c)
+            for t, rows in self.tables.items()
+            for i, row in enumerate(rows)
+            for c in row
+        ]
+
+    def value(self, ref: CellRef) -> Cell:
+        return self.tables[ref.table][ref.row][ref.column]
+
+
+class CellRef(Frozen):
+    """A cell by table, row index (0-based) and column."""
+
+    table: str
+    row: int = Field(ge=0)
+    column: str
+
+    def __str__(self) -> str:
+        return f"{self.table}[{self.row}].{self.column}"
+
+
+class Location(Frozen):
+    """Where a critique points: a cell, a row, a table, or a span of the prose."""
+
+    table: str | None = None
+    row: int | None = None
+    key: str | None = None  # the row's key value(s), human-readable, e.g. "EQ-003"
+    column: str | None = None
+    span: tuple[int, int] | None = None  # character offsets into the prose
+
+    def cell(self) -> CellRef | None:
+        if self.table is None or self.row is None or self.column is None:
+            return None
+        return CellRef(table=self.table, row=self.row, column=self.column)
+
+
+Severity = Literal["error", "warn", "info"]
+
+
+class Critique(Frozen):
+    """One typed finding. Codes are stable API (dotted, namespaced); tests match codes."""
+
+    code: str = Field(pattern=r"^[a-z_]+(\.[a-z_]+)+$")
+    severity: Severity = "error"
+    gate: str
+    location: Location = Field(default_factory=Location)
+    observed: str | None = None
+    expected: str | None = None
+    evidence: tuple[str, ...] = ()  # axioms, SQL, sentence text ...
+    fix_hint: str | None = None
+    message: str = ""
+
+
+class Verdict(Frozen):
+    """A gate's judgement of one candidate."""
+
+    gate: str
+    artifact_id: str
+    critiques: tuple[Critique, ...] = ()
+    metrics: dict[str, float] = Field(default_factory=dict)
+    rejected: tuple[CellRef, ...] = ()  # cells NOT admitted; every other cell is admitted
+    crashed: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return not self.crashed and not any(c.severity == "error" for c in self.critiques)
+
+
+class Spine(Frozen):
+    """Cells admitted so far: immutable context for the next proposal."""
+
+    locked: dict[str, Cell] = Field(default_factory=dict)  # str(CellRef) -> value
+
+    @staticmethod
+    def of(artifact: Artifact, rejected: set[CellRef]) -> Spine:
+        locked = {str(ref): artifact.value(ref) for ref in artifact.cells() if ref not in rejected}
+        return Spine(locked=locked)
+
+
+class CritiqueReport(Frozen):
+    """What the critique effector hands to the proposer: failed gate, findings, spine."""
+
+    gate: str
+    attempt: int
+    critiques: tuple[Critique, ...]
+    spine: Spine
+
+
+class ProposalRequest(Frozen):
+    run_id: str
+    attempt: int
+    candidate: Artifact
+    critique: CritiqueReport
+    lessons: tuple[str, ...] = ()
+
+
+class Proposal(Frozen):
+    """What a proposer returns for one attempt. Untrusted."""
+
+    artifact: Artifact
+    proposer: str
+    notes: tuple[str, ...] = ()
+    tool_calls: tuple[str, ...] = ()
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+
+
+class Decision(Frozen):
+    """The agenda's one decision for one cycle of one run."""
+
+    rule: str
+    trigger: Trigger | None
+    effector: Effector | None
+
+
+class Outcome(Frozen):
+    """Summary of a finished run."""
+
+    run_id: str
+    artifact_id: str
+    state: RunState
+    attempts: int
+    cycles: int
+    critique_codes: dict[str, int] = Field(default_factory=dict)
+    proposer: str
+    content_hash: str | None = None
+    error: str | None = None
+
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]

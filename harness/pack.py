@@ -1,0 +1,201 @@
+"""Domain packs: `pack.toml` and the files it names, validated before anything runs.
+
+A pack is untrusted input. Every problem is a `PackError` naming the file (and line,
+when the parser gives one) and what to do.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.errors import PackError
+
+__all__ = ["ColumnBinding", "Pack", "PackConfig", "ProseSettings", "TableBinding", "load_pack"]
+
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PackMeta(_Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    version: str
+    description: str = ""
+
+
+class PackFiles(_Strict):
+    ontology: str
+    spine: str = "spine.sql"
+    assertions: str = "assertions"
+    references: str = "references"
+    prompts: str = "prompts"
+
+
+class OntologySettings(_Strict):
+    namespace: str  # IRI namespace of the pack's classes, properties and individuals
+
+
+class ColumnBinding(_Strict):
+    """How one column maps to the ontology.
+
+    kind = "id":     an identifier or foreign key; not an ontology value (RI_GATE checks it)
+    kind = "object": value must be a pool individual (IRI fragment or label) via `property`
+    kind = "data":   a literal checked against the datatype facets of `property`
+    """
+
+    kind: Literal["id", "object", "data"]
+    property: str | None = Field(default=None, pattern=_IDENT)
+
+    @model_validator(mode="after")
+    def _property_needed(self) -> ColumnBinding:
+        if self.kind != "id" and not self.property:
+            raise ValueError(f"a column of kind {self.kind!r} needs a `property`")
+        return self
+
+
+class TableBinding(_Strict):
+    row_class: str = Field(pattern=_IDENT)
+    key: list[str] = Field(min_length=1)
+    columns: dict[str, ColumnBinding]
+
+    @model_validator(mode="after")
+    def _key_in_columns(self) -> TableBinding:
+        missing = [k for k in self.key if k not in self.columns]
+        if missing:
+            raise ValueError(f"key column(s) {missing} are not among the table's columns")
+        return self
+
+
+class ProseSettings(_Strict):
+    enabled: bool = True
+    # "table.column" whose values are the entity keys the prose must talk about
+    entity_columns: list[str] = Field(default_factory=list)
+    min_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
+    length_band: tuple[float, float] = (0.0, 1.0)  # percentile band of reference lengths
+
+
+class Policy(_Strict):
+    max_attempts: int = Field(default=4, ge=1, le=50)  # the seed counts as attempt 1
+    require_approval: bool = False
+    placeholders: list[str] = Field(default_factory=list)  # exact, case-insensitive
+    placeholder_patterns: list[str] = Field(default_factory=list)  # regexes
+
+
+class PackConfig(_Strict):
+    pack: PackMeta
+    files: PackFiles
+    ontology: OntologySettings
+    tables: dict[str, TableBinding] = Field(min_length=1)
+    prose: ProseSettings = Field(default_factory=ProseSettings)
+    policy: Policy = Field(default_factory=Policy)
+
+    @model_validator(mode="after")
+    def _entity_columns_exist(self) -> PackConfig:
+        for ref in self.prose.entity_columns:
+            table, _, column = ref.partition(".")
+            if table not in self.tables or column not in self.tables[table].columns:
+                raise ValueError(f"prose.entity_columns names {ref!r}, which no table binds")
+        for pat in self.policy.placeholder_patterns:
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise ValueError(f"policy.placeholder_patterns: {pat!r} is not a regex: {exc}")
+        return self
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A loaded, validated pack. Paths are absolute; file contents are read lazily by gates."""
+
+    root: Path
+    config: PackConfig
+
+    @property
+    def name(self) -> str:
+        return self.config.pack.name
+
+    @property
+    def ontology_path(self) -> Path:
+        return self.root / self.config.files.ontology
+
+    @property
+    def spine_path(self) -> Path:
+        return self.root / self.config.files.spine
+
+    @property
+    def assertions_dir(self) -> Path:
+        return self.root / self.config.files.assertions
+
+    @property
+    def references_dir(self) -> Path:
+        return self.root / self.config.files.references
+
+    @property
+    def prompts_dir(self) -> Path:
+        return self.root / self.config.files.prompts
+
+    @property
+    def tables(self) -> dict[str, TableBinding]:
+        return self.config.tables
+
+    def row_key(self, table: str, row: dict[str, object]) -> str:
+        """Human-readable key of a row, e.g. 'EQ-003' or 'R1/EQ-003' for composite keys."""
+        return "/".join(str(row.get(k)) for k in self.config.tables[table].key)
+
+    def assertion_files(self) -> list[Path]:
+        d = self.assertions_dir
+        return sorted(d.glob("*.sql")) if d.is_dir() else []
+
+    def reference_texts(self) -> list[str]:
+        d = self.references_dir
+        return [p.read_text(encoding="utf-8") for p in sorted(d.glob("*.txt"))] if d.is_dir() else []
+
+
+def _toml_line(exc: tomllib.TOMLDecodeError) -> int | None:
+    m = re.search(r"line (\d+)", str(exc))
+    return int(m.group(1)) if m else None
+
+
+def load_pack(path: Path | str) -> Pack:
+    """Load and validate a pack folder (or its pack.toml). Raises `PackError`."""
+    root = Path(path)
+    if root.is_file() and root.name == "pack.toml":
+        root = root.parent
+    toml_path = root / "pack.toml"
+    if not toml_path.is_file():
+        raise PackError(
+            "no pack.toml here",
+            file=toml_path,
+            hint="--pack takes a pack folder, e.g. packs/facility",
+        )
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise PackError(f"pack.toml does not parse: {exc}", file=toml_path, line=_toml_line(exc),
+                        hint="fix the TOML syntax at that line") from exc
+    except UnicodeDecodeError as exc:
+        raise PackError("pack.toml is not UTF-8 text", file=toml_path) from exc
+    try:
+        config = PackConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PackError(
+            f"pack.toml is invalid at `{where}`: {first['msg']}",
+            file=toml_path,
+            hint=f"{len(exc.errors())} problem(s) in all; see the pack format in README.md",
+        ) from exc
+    pack = Pack(root=root.resolve(), config=config)
+    for label, p in (("ontology", pack.ontology_path), ("spine", pack.spine_path)):
+        if not p.is_file():
+            raise PackError(f"the {label} file named in pack.toml does not exist", file=p,
+                            hint=f"fix [files].{label} in {toml_path}")
+    return pack
