@@ -1,0 +1,123 @@
+"""The critique effector: turns a failed cycle's verdicts into what the proposer gets next.
+
+* `build_report` - the failed gate's findings (errors and warns, in a deterministic order)
+  and the spine: every cell no verdict rejected and no error critique names.
+* `check_locked` - `proposal.locked_cell` critiques for a proposal that changed or dropped
+  a locked cell (the loop rejects such a proposal before any gate sees it).
+
+Fail closed: a crashed verdict admitted nothing, so its candidate's spine is empty. An
+error critique that names a row but no column unlocks that whole row, so the proposer may
+repair row-level findings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from harness.models import Artifact, Cell, CellRef, Critique, CritiqueReport, Location, Spine, Verdict
+
+__all__ = ["build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
+
+_CELL_KEY = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$")
+_SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}
+
+
+def critique_sort_key(c: Critique) -> tuple[object, ...]:
+    """Errors first, then by gate, code, table, row, column, span, observed."""
+    loc = c.location
+    return (
+        _SEVERITY_ORDER[c.severity],
+        c.gate,
+        c.code,
+        loc.table or "",
+        -1 if loc.row is None else loc.row,
+        loc.column or "",
+        loc.span or (-1, -1),
+        c.observed or "",
+        c.expected or "",
+        c.message,
+    )
+
+
+def build_report(
+    verdicts: Sequence[Verdict], candidate: Artifact, attempt: int
+) -> CritiqueReport:
+    """The critique report for `candidate` after the gates returned `verdicts`."""
+    mine = [v for v in verdicts if v.artifact_id == candidate.id]
+    failed = [v for v in mine if not v.passed]
+    source = failed or mine
+    gate = failed[0].gate if failed else (mine[-1].gate if mine else "harness")
+    critiques = sorted(
+        (c for v in source for c in v.critiques if c.severity in ("error", "warn")),
+        key=critique_sort_key,
+    )
+    if any(v.crashed for v in mine):
+        return CritiqueReport(gate=gate, attempt=attempt, critiques=tuple(critiques), spine=Spine())
+    unlocked: set[CellRef] = {ref for v in mine for ref in v.rejected}
+    rows_unlocked: set[tuple[str, int]] = set()
+    for v in mine:
+        for c in v.critiques:
+            if c.severity != "error":
+                continue
+            loc = c.location
+            if (cell := loc.cell()) is not None:
+                unlocked.add(cell)
+            elif loc.table is not None and loc.row is not None:
+                rows_unlocked.add((loc.table, loc.row))
+    unlocked |= {ref for ref in candidate.cells() if (ref.table, ref.row) in rows_unlocked}
+    return CritiqueReport(
+        gate=gate,
+        attempt=attempt,
+        critiques=tuple(critiques),
+        spine=Spine.of(candidate, unlocked),
+    )
+
+
+def parse_cell_ref(key: str) -> CellRef | None:
+    """The inverse of `str(CellRef)`: 'equipment[2].standard' -> CellRef, else None."""
+    m = _CELL_KEY.match(key)
+    if m is None:
+        return None
+    return CellRef(table=m["table"], row=int(m["row"]), column=m["column"])
+
+
+def _same(a: Cell, b: Cell) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _lookup(artifact: Artifact, ref: CellRef) -> tuple[bool, Cell]:
+    rows = artifact.tables.get(ref.table)
+    if rows is None or ref.row >= len(rows) or ref.column not in rows[ref.row]:
+        return False, None
+    return True, rows[ref.row][ref.column]
+
+
+def check_locked(spine: Spine, proposal: Artifact) -> list[Critique]:
+    """One `proposal.locked_cell` critique per locked cell changed or dropped by `proposal`."""
+    out: list[Critique] = []
+    for key in sorted(spine.locked):
+        locked = spine.locked[key]
+        ref = parse_cell_ref(key)
+        present, value = _lookup(proposal, ref) if ref is not None else (False, None)
+        if present and _same(locked, value):
+            continue
+        what = "changed" if present else "dropped"
+        out.append(
+            Critique(
+                code="proposal.locked_cell",
+                gate="harness",
+                location=Location(table=ref.table, row=ref.row, column=ref.column)
+                if ref is not None else Location(),
+                observed=None if not present else str(value),
+                expected=None if locked is None else str(locked),
+                evidence=(f"{key} is locked (admitted by every gate so far)",),
+                fix_hint="keep every locked cell exactly as it is; repair only the cells named",
+                message=f"the proposal {what} the locked cell {key}",
+            )
+        )
+    return out

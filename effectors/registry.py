@@ -1,0 +1,87 @@
+"""Registries of gates and proposers. Built-ins register through the same calls a user's
+plugin would use (`register_proposer("mine", factory)`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from effectors.base import Gate, Proposer
+from harness.errors import ConfigError
+from harness.pack import Pack
+from harness.pools import Pools
+
+__all__ = ["GateContext", "build_gate", "build_proposer", "proposers", "register_gate", "register_proposer"]
+
+
+@dataclass(frozen=True)
+class GateContext:
+    pack: Pack
+    pools: Pools
+    cache_dir: Path
+    seed: int = 0
+
+
+GateFactory = Callable[[GateContext], Gate]
+ProposerFactory = Callable[[GateContext], Proposer]
+_GATES: dict[str, GateFactory] = {}
+_PROPOSERS: dict[str, ProposerFactory] = {}
+
+
+def register_gate(name: str, factory: GateFactory) -> None:
+    _GATES[name] = factory
+
+
+def register_proposer(name: str, factory: ProposerFactory) -> None:
+    _PROPOSERS[name] = factory
+
+
+def proposers() -> list[str]:
+    _builtins()
+    return sorted(_PROPOSERS)
+
+
+def build_gate(name: str, ctx: GateContext) -> Gate:
+    _builtins()
+    return _GATES[name](ctx)
+
+
+def build_proposer(name: str, ctx: GateContext) -> Proposer:
+    _builtins()
+    if name not in _PROPOSERS:
+        raise ConfigError(f"unknown proposer {name!r}", hint=f"choose one of: {', '.join(sorted(_PROPOSERS))}")
+    return _PROPOSERS[name](ctx)
+
+
+def _value_gate(ctx: GateContext) -> Gate:
+    from effectors.value_gate import ValueGate
+
+    return ValueGate(ctx.pack, ctx.pools)
+
+
+def _ri_gate(ctx: GateContext) -> Gate:
+    from effectors.ri_gate import RiGate
+
+    return RiGate.from_pack(ctx.pack)
+
+
+def _prose_gate(ctx: GateContext) -> Gate:
+    from effectors.prose_gate import ProseGate
+
+    return ProseGate(ctx.pack, ctx.pools)
+
+
+def _offline(ctx: GateContext) -> Proposer:
+    from effectors.proposers.offline import OfflineProposer
+
+    return OfflineProposer(ctx.pack, ctx.pools, seed=ctx.seed)
+
+
+def _builtins() -> None:
+    if _GATES:
+        return
+    register_gate("value_gate", _value_gate)
+    register_gate("ri_gate", _ri_gate)
+    register_gate("prose_gate", _prose_gate)
+    register_proposer("offline", _offline)

@@ -1,0 +1,210 @@
+"""The library API the CLI calls: one function per command. It never prints; progress goes
+to an optional callback and results come back as data."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from effectors.commit import Committer, artifact_bytes, content_hash, rebuild_view, recover
+from effectors.registry import GateContext, build_gate, build_proposer
+from harness.agenda import Agenda
+from harness.corpus import read_artifact_file, read_corpus
+from harness.errors import ConfigError, CorpusError, SetupError
+from harness.ledger import Ledger
+from harness.loop import Engines, Run, step_cohort
+from harness.models import Artifact, RunState
+from harness.models import Effector as E
+from harness.pack import Pack, load_pack
+from harness.pools import Pools
+from harness.trace import TraceWriter
+from harness.workspace import Config, Workspace, atomic_write
+
+__all__ = ["BatchResult", "RunSummary", "Session", "init_workspace", "open_session", "run_batch",
+           "run_refine", "utc_now"]
+
+Progress = Callable[[int, int], None]  # (finished runs, total runs)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def init_workspace(root: Path, pack: str | None = None) -> list[str]:
+    """Create the workspace folders and a membrane.toml (kept if it exists). Returns what it made."""
+    ws = Workspace(root)
+    made = [str(p.relative_to(root)) for p in (ws.scratch, ws.current, ws.traces, ws.state) if not p.exists()]
+    ws.ensure()
+    if not ws.config_path.exists():
+        lines = ["# membrane workspace configuration", 'proposer = "offline"', "seed = 0", "cohort_size = 256"]
+        if pack:
+            lines.insert(1, f'pack = "{pack}"')
+        atomic_write(ws.config_path, ("\n".join(lines) + "\n").encode())
+        made.append(ws.config_path.name)
+    return made
+
+
+@dataclass
+class Session:
+    """A workspace opened for writing: pack, pools, gates, proposer, ledger (recovered)."""
+
+    ws: Workspace
+    config: Config
+    pack: Pack
+    pools: Pools
+    ledger: Ledger
+    engines: Engines
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
+def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pack:
+    chosen = pack_arg or config.pack
+    if chosen is None:
+        raise ConfigError("no pack given", hint="pass --pack DIR or set `pack` in membrane.toml")
+    path = Path(chosen)
+    return load_pack(path if path.is_absolute() or pack_arg else ws.root / path)
+
+
+def load_engines_pack(pack: Pack, ws: Workspace) -> Pools:
+    from ontology import load_pools
+
+    return load_pools(pack, ws.cache)
+
+
+def open_session(root: Path, pack_arg: str | Path | None = None, *, proposer: str | None = None,
+                 max_attempts: int | None = None, clock: Callable[[], str] = utc_now) -> Session:
+    ws = Workspace(root)
+    config = ws.config()
+    pack = _pack_for(ws, config, pack_arg)
+    ws.ensure()
+    pools = load_engines_pack(pack, ws)
+    ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=config.seed)
+    gates = {E.VALUE_GATE: build_gate("value_gate", ctx), E.RI_GATE: build_gate("ri_gate", ctx),
+             E.PROSE_GATE: build_gate("prose_gate", ctx)}
+    ledger = Ledger(ws.ledger_path)
+    engines = Engines(
+        agenda=Agenda(), gates=gates, proposer=build_proposer(proposer or config.proposer, ctx),
+        committer=Committer(ws, ledger), ledger=ledger, clock=clock,
+        max_attempts=max_attempts or config.max_attempts or pack.config.policy.max_attempts,
+        has_prose=pack.config.prose.enabled, require_approval=pack.config.policy.require_approval,
+    )
+    return Session(ws, config, pack, pools, ledger, engines)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    artifact_id: str
+    run_id: str
+    state: str
+    attempts: int
+    codes: dict[str, int]
+    error: str | None = None
+
+
+@dataclass
+class BatchResult:
+    runs: list[RunSummary] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already settled for the same input
+    errors: list[CorpusError] = field(default_factory=list)
+    seconds: float = 0.0
+    recovered: dict[str, int] = field(default_factory=dict)
+
+    def count(self, state: RunState) -> int:
+        return sum(1 for r in self.runs if r.state == state.value)
+
+    @property
+    def artifacts_per_s(self) -> float:
+        return len(self.runs) / self.seconds if self.seconds > 0 else 0.0
+
+
+def _new_run(session: Session, artifact: Artifact, clock: Callable[[], str]) -> Run:
+    data = artifact_bytes(artifact)
+    digest = content_hash(data)
+    path = session.ws.inputs / f"{digest}.json"
+    if not path.exists():
+        atomic_write(path, data)
+    run_id = f"{artifact.id}.r{session.ledger.count_runs(artifact.id) + 1}"
+    trace = TraceWriter(session.ws.trace_path(run_id), run_id, clock)
+    return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
+
+
+def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_size: int,
+                     progress: Progress | None = None, batch_id: str | None = None) -> BatchResult:
+    """Refine artifacts in cohorts; skips those already settled for the same input."""
+    t0 = time.perf_counter()
+    result = BatchResult()
+    done = session.ledger.finished_inputs()
+    todo = []
+    for a in artifacts:
+        if (a.id, content_hash(artifact_bytes(a))) in done:
+            result.skipped.append(a.id)
+        else:
+            todo.append(a)
+    batch_id = batch_id or f"b-{session.engines.clock()}"
+    finished = 0
+    if progress:
+        progress(0, len(todo))
+    for i in range(0, len(todo), cohort_size):
+        runs = [_new_run(session, a, session.engines.clock) for a in todo[i:i + cohort_size]]
+        for run in runs:
+            run.start(session.engines, batch_id, session.pack.name, session.pack.config.pack.version)
+        while any(not r.state.terminal for r in runs):
+            step_cohort(runs, session.engines)
+            now = finished + sum(1 for r in runs if r.state.terminal)
+            if progress:
+                progress(now, len(todo))
+        finished += len(runs)
+        rebuild_view(session.ws, session.ledger)
+        result.runs.extend(
+            RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error) for r in runs
+        )
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def run_batch(root: Path, corpus: Path, pack_arg: str | Path | None = None, *,
+              proposer: str | None = None, max_attempts: int | None = None,
+              cohort_size: int | None = None, strict_input: bool = False,
+              progress: Progress | None = None, clock: Callable[[], str] = utc_now) -> BatchResult:
+    """`membrane batch`: refine every valid artifact of a corpus; report the bad lines."""
+    ws = Workspace(root)
+    config = ws.config()
+    pack = _pack_for(ws, config, pack_arg)
+    read = read_corpus(corpus, pack)
+    if strict_input and read.errors:
+        raise read.errors[0]
+    with ws.lock():
+        session = open_session(root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock)
+        try:
+            rec = recover(session.ws, session.ledger)
+            result = refine_artifacts(session, read.artifacts,
+                                      cohort_size=cohort_size or config.cohort_size, progress=progress)
+            result.errors = read.errors
+            result.recovered = {k: v for k, v in vars(rec).items() if v}
+            return result
+        finally:
+            session.close()
+
+
+def run_refine(root: Path, artifact_path: Path, pack_arg: str | Path | None = None, *,
+               proposer: str | None = None, max_attempts: int | None = None,
+               clock: Callable[[], str] = utc_now) -> BatchResult:
+    """`membrane refine`: one artifact, a cohort of one. A bad file raises (exit 2)."""
+    ws = Workspace(root)
+    pack = _pack_for(ws, ws.config(), pack_arg)
+    artifact = read_artifact_file(artifact_path, pack)
+    with ws.lock():
+        session = open_session(root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock)
+        try:
+            recover(session.ws, session.ledger)
+            return refine_artifacts(session, [artifact], cohort_size=1)
+        finally:
+            session.close()
+
+
+__all__ += ["SetupError", "refine_artifacts"]

@@ -1,0 +1,70 @@
+"""The run's legal state graph, on `transitions` (the only module that imports it).
+
+States are an Enum, the transition table is data, auto-transitions are off, every trigger
+is declared. An illegal move is a bug and raises `IllegalTransition`. No work happens in
+transition callbacks: effectors are run by the loop, not by the machine.
+"""
+
+from __future__ import annotations
+
+from transitions import Machine, MachineError
+
+from harness.errors import IllegalTransition
+from harness.models import RunState as S
+from harness.models import Trigger as T
+
+__all__ = ["TRANSITIONS", "RunMachine"]
+
+_ACTIVE = [S.PROPOSE, S.VALUE_GATE, S.RI_GATE, S.PROSE_GATE, S.CRITIQUE, S.COMMIT]
+
+# (trigger, source, destination) — the whole graph of DESIGN.md §2.
+TRANSITIONS: tuple[tuple[T, S, S], ...] = (
+    (T.PROPOSED, S.PROPOSE, S.VALUE_GATE),
+    (T.PROPOSAL_REJECTED, S.PROPOSE, S.CRITIQUE),
+    (T.VALUES_PASSED, S.VALUE_GATE, S.RI_GATE),
+    (T.VALUES_FAILED, S.VALUE_GATE, S.CRITIQUE),
+    (T.RELATIONS_PASSED, S.RI_GATE, S.PROSE_GATE),
+    (T.PROSE_SKIPPED, S.RI_GATE, S.COMMIT),
+    (T.RELATIONS_FAILED, S.RI_GATE, S.CRITIQUE),
+    (T.PROSE_PASSED, S.PROSE_GATE, S.COMMIT),
+    (T.PROSE_FAILED, S.PROSE_GATE, S.CRITIQUE),
+    (T.CRITIQUED, S.CRITIQUE, S.PROPOSE),
+    (T.BUDGET_SPENT, S.CRITIQUE, S.EXHAUSTED),
+    (T.PUBLISHED, S.COMMIT, S.COMMITTED),
+    (T.HELD, S.COMMIT, S.HELD),
+    *((T.CRASHED, s, S.FAILED) for s in _ACTIVE),
+)
+
+
+class RunMachine:
+    """One run's FSM. `fire(trigger)` moves it or raises `IllegalTransition`."""
+
+    state: S
+
+    def __init__(self, initial: S = S.PROPOSE) -> None:
+        self._machine = Machine(
+            model=self,
+            states=list(S),
+            transitions=[
+                {"trigger": t.value, "source": s, "dest": d} for (t, s, d) in TRANSITIONS
+            ],
+            initial=initial,
+            auto_transitions=False,
+            model_override=True,
+            queued=True,
+            send_event=False,
+        )
+
+    def fire(self, trigger: T) -> S:
+        before = self.state
+        try:
+            ok = self._machine.events[trigger.value].trigger(self)
+        except MachineError as exc:
+            raise IllegalTransition(f"{trigger.value!r} is not legal in state {before}") from exc
+        if not ok:  # pragma: no cover - no conditions are used
+            raise IllegalTransition(f"{trigger.value!r} did not fire in state {before}")
+        return self.state
+
+    @staticmethod
+    def legal(state: S) -> frozenset[T]:
+        return frozenset(t for (t, s, _d) in TRANSITIONS if s == state)

@@ -1,0 +1,138 @@
+"""Reading traces back: `trace list | show | verify | why` (provenance of one cell)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness.errors import ConfigError, TraceError
+from harness.ledger import Ledger, RunRow
+from harness.trace.chain import VerifyResult, read_trace, verify_chain
+from harness.workspace import Workspace
+
+__all__ = ["Provenance", "list_runs", "show_run", "verify_traces", "why"]
+
+
+def _ledger(ws: Workspace) -> Ledger:
+    if not ws.ledger_path.exists():
+        raise ConfigError("no ledger in this workspace (nothing has run here yet)", file=ws.root,
+                          hint="run `membrane batch` or `membrane refine` first, or pass --workspace")
+    return Ledger(ws.ledger_path)
+
+
+def list_runs(ws: Workspace) -> list[RunRow]:
+    ledger = _ledger(ws)
+    try:
+        return ledger.runs()
+    finally:
+        ledger.close()
+
+
+def show_run(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
+    path = ws.trace_path(run_id)
+    if "/" in run_id or not path.is_file():
+        raise ConfigError(f"no trace for run {run_id!r}", file=path, hint="see `membrane trace list`")
+    return [payload for _n, payload in read_trace(path)]
+
+
+def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult]:
+    """Verify one run's trace, or every trace in the workspace, against the ledger anchors."""
+    ledger = _ledger(ws)
+    try:
+        rows = {r.run_id: r for r in ledger.runs()}
+    finally:
+        ledger.close()
+    if run_id is not None:
+        if run_id not in rows and not ws.trace_path(run_id).exists():
+            raise ConfigError(f"unknown run {run_id!r}", hint="see `membrane trace list`")
+        ids = [run_id]
+    else:
+        on_disk = {p.stem for p in ws.traces.glob("*.jsonl")} if ws.traces.is_dir() else set()
+        ids = sorted(on_disk | set(rows))
+    results = []
+    for rid in ids:
+        path = ws.trace_path(rid)
+        row = rows.get(rid)
+        if not path.exists():
+            results.append(VerifyResult(rid, False, 0, "", "trace file is missing"))
+            continue
+        anchor = (row.trace_len, row.trace_head) if row and row.trace_len is not None and row.trace_head is not None and row.status != "running" else None
+        if row is None:
+            results.append(VerifyResult(rid, False, 0, "", "the ledger knows no such run (a stray or planted file)"))
+            continue
+        results.append(verify_chain(path, anchor))
+    return results
+
+
+@dataclass(frozen=True)
+class Provenance:
+    artifact_id: str
+    cell: str
+    value: Any
+    version: int
+    content_hash: str
+    run_id: str
+    proposed: dict[str, Any]
+    admitted: list[dict[str, Any]]
+    committed: dict[str, Any]
+
+
+def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) -> int:
+    rows = tables.get(table)
+    if rows is None:
+        raise ConfigError(f"the committed artifact has no table {table!r}",
+                          hint=f"tables: {', '.join(sorted(tables))}")
+    if row.isdigit():
+        idx = int(row)
+    else:  # a key: the value of the row's first column
+        matches = [i for i, r in enumerate(rows) if r and str(next(iter(r.values()))) == row]
+        if not matches:
+            raise ConfigError(f"no row with key {row!r} in table {table!r}")
+        idx = matches[0]
+    if not 0 <= idx < len(rows):
+        raise ConfigError(f"table {table!r} has {len(rows)} rows; row {idx} does not exist")
+    return idx
+
+
+def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> Provenance:
+    """Which attempt proposed a committed cell, which verdicts admitted it, which commit published it."""
+    ledger = _ledger(ws)
+    try:
+        commit = ledger.latest_commit(artifact_id)
+    finally:
+        ledger.close()
+    if commit is None:
+        raise ConfigError(f"artifact {artifact_id!r} has no committed version",
+                          hint="see `membrane trace list` for its runs")
+    art = orjson.loads((ws.current / "artifacts" / f"{commit.content_hash}.json").read_bytes())
+    idx = _row_index(art["tables"], table, row)
+    if column not in art["tables"][table][idx]:
+        raise ConfigError(f"row {idx} of {table!r} has no column {column!r}")
+    cell = f"{table}[{idx}].{column}"
+    proposed: dict[str, Any] | None = None
+    admitted: list[dict[str, Any]] = []
+    committed: dict[str, Any] | None = None
+    for _n, ev in read_trace(ws.trace_path(commit.run_id)):
+        kind = ev.get("kind")
+        if kind == "proposal" and any(c["cell"] == cell for c in ev["changes"]):
+            proposed = {"attempt": ev["attempt"], "proposer": ev["proposer"], "seq": ev["seq"],
+                        "at": ev["at"], "hash": ev["hash"]}
+            admitted = []
+        elif kind == "verdict" and proposed and ev["passed"] and cell not in ev["rejected"]:
+            admitted.append({"gate": ev["gate"], "attempt": ev["attempt"], "seq": ev["seq"],
+                             "hash": ev["hash"], "batch_size": ev["batch_size"]})
+        elif kind == "commit" and not ev.get("held"):
+            committed = {"seq": ev["seq"], "version": ev["version"], "at": ev["at"],
+                         "hash": ev["hash"], "content_hash": ev["content_hash"]}
+    if proposed is None or committed is None:
+        raise TraceError(f"the trace of run {commit.run_id} does not account for {cell}",
+                         )
+    return Provenance(artifact_id, cell, art["tables"][table][idx][column], commit.version,
+                      commit.content_hash, commit.run_id, proposed, admitted, committed)
+
+
+def trace_file(ws: Workspace, run_id: str) -> Path:
+    return ws.trace_path(run_id)

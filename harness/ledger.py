@@ -1,0 +1,159 @@
+"""The commit ledger (SQLite, WAL, synchronous=FULL): the single commit point.
+
+One transaction inserts a commit row; `current/` and `corpus.jsonl` are derived from the
+ledger. Runs are registered when they start and anchored (trace length + last hash) when
+they end, so `trace verify` also catches a truncated or recomputed chain.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CommitRow", "Ledger", "RunRow"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    artifact_id TEXT NOT NULL,
+    batch_id    TEXT NOT NULL,
+    input_hash  TEXT NOT NULL,
+    status      TEXT NOT NULL,          -- running | COMMITTED | EXHAUSTED | FAILED | HELD | INTERRUPTED
+    started_at  TEXT NOT NULL,
+    trace_len   INTEGER,
+    trace_head  TEXT,
+    outcome     TEXT                    -- Outcome JSON
+);
+CREATE INDEX IF NOT EXISTS runs_by_artifact ON runs (artifact_id, input_hash);
+CREATE TABLE IF NOT EXISTS commits (
+    artifact_id  TEXT NOT NULL,
+    version      INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    metrics_hash TEXT NOT NULL,
+    run_id       TEXT NOT NULL UNIQUE REFERENCES runs (run_id),
+    trace_seq    INTEGER NOT NULL,
+    trace_hash   TEXT NOT NULL,
+    committed_at TEXT NOT NULL,
+    PRIMARY KEY (artifact_id, version)
+);
+"""
+
+
+@dataclass(frozen=True)
+class CommitRow:
+    artifact_id: str
+    version: int
+    content_hash: str
+    metrics_hash: str
+    run_id: str
+    trace_seq: int
+    trace_hash: str
+    committed_at: str
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    artifact_id: str
+    batch_id: str
+    input_hash: str
+    status: str
+    started_at: str
+    trace_len: int | None
+    trace_head: str | None
+    outcome: str | None
+
+
+class Ledger:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- runs ---------------------------------------------------------------------------
+    def start_run(self, run_id: str, artifact_id: str, batch_id: str, input_hash: str,
+                  started_at: str) -> None:
+        self._db.execute(
+            "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
+            " VALUES (?, ?, ?, ?, 'running', ?)",
+            (run_id, artifact_id, batch_id, input_hash, started_at),
+        )
+
+    def finish_run(self, run_id: str, status: str, trace_len: int, trace_head: str,
+                   outcome_json: str | None) -> None:
+        self._db.execute(
+            "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
+            (status, trace_len, trace_head, outcome_json, run_id),
+        )
+
+    def runs(self, status: str | None = None) -> list[RunRow]:
+        sql = "SELECT * FROM runs" + (" WHERE status = ?" if status else "") + " ORDER BY started_at, run_id"
+        return [RunRow(*r) for r in self._db.execute(sql, (status,) if status else ())]
+
+    def run(self, run_id: str) -> RunRow | None:
+        r = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return RunRow(*r) if r else None
+
+    def count_runs(self, artifact_id: str) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM runs WHERE artifact_id = ?",
+                                    (artifact_id,)).fetchone()[0])
+
+    def finished_inputs(self) -> set[tuple[str, str]]:
+        """(artifact_id, input_hash) pairs that a finished run settled (not FAILED/INTERRUPTED)."""
+        rows = self._db.execute(
+            "SELECT artifact_id, input_hash FROM runs WHERE status IN ('COMMITTED', 'EXHAUSTED', 'HELD')"
+        )
+        return {(a, h) for a, h in rows}
+
+    # -- commits ------------------------------------------------------------------------
+    def commit(self, artifact_id: str, content_hash: str, metrics_hash: str, run_id: str,
+               trace_seq: int, trace_hash: str, committed_at: str) -> CommitRow:
+        """The single commit point. Idempotent for a run: committing it twice returns the first row."""
+        cur = self._db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            existing = cur.execute("SELECT * FROM commits WHERE run_id = ?", (run_id,)).fetchone()
+            if existing:
+                cur.execute("COMMIT")
+                return CommitRow(*existing)
+            (latest,) = cur.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?", (artifact_id,)
+            ).fetchone()
+            row = CommitRow(artifact_id, int(latest) + 1, content_hash, metrics_hash, run_id,
+                            trace_seq, trace_hash, committed_at)
+            cur.execute("INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
+                row.artifact_id, row.version, row.content_hash, row.metrics_hash, row.run_id,
+                row.trace_seq, row.trace_hash, row.committed_at))
+            cur.execute("COMMIT")
+            return row
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    def latest_commits(self) -> list[CommitRow]:
+        rows = self._db.execute(
+            "SELECT c.* FROM commits c JOIN (SELECT artifact_id, MAX(version) v FROM commits"
+            " GROUP BY artifact_id) l ON c.artifact_id = l.artifact_id AND c.version = l.v"
+            " ORDER BY c.artifact_id"
+        )
+        return [CommitRow(*r) for r in rows]
+
+    def all_commits(self) -> list[CommitRow]:
+        return [CommitRow(*r) for r in self._db.execute("SELECT * FROM commits ORDER BY artifact_id, version")]
+
+    def commit_of_run(self, run_id: str) -> CommitRow | None:
+        r = self._db.execute("SELECT * FROM commits WHERE run_id = ?", (run_id,)).fetchone()
+        return CommitRow(*r) if r else None
+
+    def latest_commit(self, artifact_id: str) -> CommitRow | None:
+        r = self._db.execute(
+            "SELECT * FROM commits WHERE artifact_id = ? ORDER BY version DESC LIMIT 1", (artifact_id,)
+        ).fetchone()
+        return CommitRow(*r) if r else None

@@ -1,0 +1,289 @@
+"""The loop: a cohort of runs stepped in lockstep (DESIGN.md §2, §9).
+
+Each cycle the agenda makes one decision per active run (fire a trigger, pick an
+effector); runs whose effector is the same gate are judged together in one batched call,
+each keeping its own verdict and trace. `refine` is a cohort of one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from effectors.base import Gate, Proposer, run_gate
+from effectors.commit import Committer, artifact_bytes, content_hash
+from effectors.critique import build_report, check_locked
+from harness.agenda import Agenda
+from harness.errors import InfrastructureError
+from harness.fsm import RunMachine
+from harness.ledger import Ledger
+from harness.models import (
+    Artifact,
+    CritiqueReport,
+    Decision,
+    Outcome,
+    Proposal,
+    ProposalRequest,
+    RunState,
+    Verdict,
+)
+from harness.models import Effector as E
+from harness.trace import TraceWriter
+from harness.trace.events import (
+    CellChange,
+    CommitEvent,
+    CritiqueEvent,
+    DecisionEvent,
+    ErrorEvent,
+    OutcomeEvent,
+    ProposalEvent,
+    RunStarted,
+    VerdictEvent,
+)
+
+__all__ = ["Engines", "Run", "step_cohort"]
+
+
+@dataclass
+class Engines:
+    """Everything a cohort step needs; built once per batch by `harness.api`."""
+
+    agenda: Agenda
+    gates: dict[E, Gate]
+    proposer: Proposer
+    committer: Committer
+    ledger: Ledger
+    clock: Callable[[], str]
+    max_attempts: int
+    has_prose: bool
+    require_approval: bool
+    lessons: tuple[str, ...] = ()
+
+
+@dataclass
+class Run:
+    run_id: str
+    input: Artifact
+    input_hash: str
+    trace: TraceWriter
+    machine: RunMachine = field(default_factory=RunMachine)
+    candidate: Artifact | None = None
+    attempt: int = 0
+    cycles: int = 0
+    outcome: str = "none"
+    verdicts: list[Verdict] = field(default_factory=list)  # this attempt's verdicts
+    report: CritiqueReport | None = None
+    codes: Counter[str] = field(default_factory=Counter)
+    content_hash: str | None = None
+    error: str | None = None
+    tokens: int = 0
+
+    @property
+    def state(self) -> RunState:
+        return self.machine.state
+
+    def facts(self, eng: Engines) -> dict[str, str | int]:
+        return {
+            "state": self.state.value,
+            "outcome": self.outcome,
+            "attempt": self.attempt,
+            "retries_left": max(0, eng.max_attempts - self.attempt),
+            "has_prose": int(eng.has_prose),
+            "require_approval": int(eng.require_approval),
+        }
+
+    def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
+        eng.ledger.start_run(self.run_id, self.input.id, batch_id, self.input_hash, eng.clock())
+        self.trace.append(RunStarted, artifact_id=self.input.id, batch_id=batch_id, pack=pack,
+                          pack_version=pack_version, proposer=eng.proposer.name,
+                          agenda=eng.agenda.name, input_hash=self.input_hash,
+                          max_attempts=eng.max_attempts)
+
+
+def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
+    """One cycle for every active run: decide, fire, then run effectors grouped."""
+    plan: dict[E, list[Run]] = defaultdict(list)
+    for run in runs:
+        if run.state.terminal:
+            continue
+        decision = eng.agenda.decide(run.run_id, run.facts(eng))
+        _apply(run, decision, eng)
+        if decision.effector is not None:
+            plan[decision.effector].append(run)
+        elif run.state.terminal:
+            _finish(run, eng)
+    for effector, group in plan.items():
+        _run_effector(effector, group, eng)
+
+
+def _apply(run: Run, d: Decision, eng: Engines) -> None:
+    before = run.state
+    facts = run.facts(eng)
+    if d.trigger is not None:
+        run.machine.fire(d.trigger)
+    run.cycles += 1
+    run.outcome = "none"
+    run.trace.append(DecisionEvent, cycle=run.cycles, facts=facts, rule=d.rule,
+                     trigger=d.trigger.value if d.trigger else None,
+                     effector=d.effector.value if d.effector else None,
+                     state_before=before.value, state_after=run.state.value)
+
+
+def _run_effector(effector: E, group: list[Run], eng: Engines) -> None:
+    if effector in (E.VALUE_GATE, E.RI_GATE, E.PROSE_GATE):
+        _judge(eng.gates[effector], group, eng)
+        return
+    for run in group:
+        try:
+            {
+                E.SEED: _seed,
+                E.PROPOSER: _propose,
+                E.CRITIQUE: _critique,
+                E.COMMIT: _commit,
+                E.HOLD: _hold,
+            }[effector](run, eng)
+        except InfrastructureError as exc:
+            _crash(run, effector.value, str(exc))
+        except OSError as exc:
+            _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
+
+
+def _crash(run: Run, effector: str | None, message: str) -> None:
+    run.outcome = "crashed"
+    run.error = message
+    run.trace.append(ErrorEvent, effector=effector, message=message)
+
+
+def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None) -> None:
+    new = proposal.artifact
+    old_cells = {str(r): previous.value(r) for r in previous.cells()} if previous else {}
+    changes = [CellChange(cell=str(r), value=new.value(r)) for r in new.cells()
+               if str(r) not in old_cells or old_cells[str(r)] != new.value(r)]
+    new_keys = {str(r) for r in new.cells()}
+    removed = tuple(k for k in old_cells if k not in new_keys)
+    run.trace.append(ProposalEvent, attempt=run.attempt, proposer=proposal.proposer,
+                     content_hash=content_hash(artifact_bytes(new)), changes=tuple(changes),
+                     removed=removed, prose_changed=previous is None or previous.prose != new.prose,
+                     notes=proposal.notes, tool_calls=proposal.tool_calls,
+                     tokens_prompt=proposal.tokens_prompt,
+                     tokens_completion=proposal.tokens_completion)
+
+
+def _seed(run: Run, eng: Engines) -> None:
+    run.attempt = 1
+    run.candidate = run.input
+    _record_proposal(run, Proposal(artifact=run.input, proposer="seed", notes=("input artifact",)), None)
+    run.verdicts = []
+    run.outcome = "proposed"
+
+
+def _propose(run: Run, eng: Engines) -> None:
+    assert run.candidate is not None and run.report is not None
+    run.attempt += 1
+    run.verdicts = []
+    request = ProposalRequest(run_id=run.run_id, attempt=run.attempt, candidate=run.candidate,
+                              critique=run.report, lessons=eng.lessons)
+    try:
+        proposal = eng.proposer.propose(request)
+    except InfrastructureError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a proposer's failure is a failed attempt
+        run.verdicts = [_harness_verdict(run, "proposal.invalid", f"{type(exc).__name__}: {exc}")]
+        run.outcome = "rejected"
+        _trace_verdicts(run, run.verdicts, 1)
+        return
+    run.tokens += proposal.tokens_prompt + proposal.tokens_completion
+    problems = [] if proposal.artifact.id == run.input.id else [f"artifact id changed to {proposal.artifact.id!r}"]
+    locked = check_locked(run.report.spine, proposal.artifact)
+    _record_proposal(run, proposal, run.candidate)
+    if problems or locked:
+        crit = list(locked) + [
+            _harness_verdict(run, "proposal.invalid", p).critiques[0] for p in problems
+        ]
+        run.verdicts = [Verdict(gate="harness", artifact_id=run.input.id, critiques=tuple(crit))]
+        run.outcome = "rejected"
+        _trace_verdicts(run, run.verdicts, 1)
+        return
+    run.candidate = proposal.artifact
+    run.outcome = "proposed"
+
+
+def _harness_verdict(run: Run, code: str, message: str) -> Verdict:
+    from harness.models import Critique
+
+    crit = Critique(code=code, gate="harness", message=message)
+    return Verdict(gate="harness", artifact_id=run.input.id, critiques=(crit,))
+
+
+def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> None:
+    for v in verdicts:
+        run.codes.update(c.code for c in v.critiques if c.severity != "info")
+        run.trace.append(VerdictEvent, attempt=run.attempt, gate=v.gate, passed=v.passed,
+                         crashed=v.crashed, critiques=v.critiques, metrics=v.metrics,
+                         rejected=tuple(str(r) for r in v.rejected), batch_size=batch_size)
+
+
+def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
+    candidates = [r.candidate for r in group]
+    assert all(c is not None for c in candidates)
+    try:
+        verdicts = run_gate(gate, [c for c in candidates if c is not None])
+    except InfrastructureError as exc:
+        for run in group:
+            _crash(run, gate.name, str(exc))
+        return
+    for run, verdict in zip(group, verdicts, strict=True):
+        run.verdicts.append(verdict)
+        _trace_verdicts(run, [verdict], len(group))
+        run.outcome = "passed" if verdict.passed else "failed"
+
+
+def _critique(run: Run, eng: Engines) -> None:
+    assert run.candidate is not None
+    failed = [v for v in run.verdicts if not v.passed] or run.verdicts
+    # the spine is this candidate's cells minus what a gate rejected: a cell a later gate
+    # rejects (an FK a value gate admitted) is unlocked again so it can be repaired
+    report = build_report(failed, run.candidate, run.attempt)
+    run.report = report
+    run.trace.append(CritiqueEvent, attempt=run.attempt, gate=report.gate,
+                     codes=tuple(c.code for c in report.critiques), locked=len(report.spine.locked))
+    run.outcome = "critiqued"
+
+
+def _metrics(run: Run) -> dict[str, float | int | str]:
+    out: dict[str, float | int | str] = {"attempts": run.attempt, "run_id": run.run_id}
+    for v in run.verdicts:
+        for k, val in v.metrics.items():
+            out[f"{v.gate}.{k}"] = val
+    return out
+
+
+def _commit(run: Run, eng: Engines) -> None:
+    assert run.candidate is not None
+    row = eng.committer.commit(run.run_id, run.candidate, _metrics(run), run.trace.seq - 1,
+                               run.trace.head, eng.clock())
+    run.content_hash = row.content_hash
+    run.trace.append(CommitEvent, artifact_id=row.artifact_id, version=row.version,
+                     content_hash=row.content_hash, metrics_hash=row.metrics_hash)
+    run.outcome = "committed"
+
+
+def _hold(run: Run, eng: Engines) -> None:
+    assert run.candidate is not None
+    digest, mdigest = eng.committer.write_objects(run.candidate, _metrics(run))
+    run.content_hash = digest
+    run.trace.append(CommitEvent, artifact_id=run.input.id, version=0, content_hash=digest,
+                     metrics_hash=mdigest, held=True)
+    run.outcome = "held"
+
+
+def _finish(run: Run, eng: Engines) -> None:
+    outcome = Outcome(run_id=run.run_id, artifact_id=run.input.id, state=run.state,
+                      attempts=run.attempt, cycles=run.cycles, critique_codes=dict(run.codes),
+                      proposer=eng.proposer.name, content_hash=run.content_hash, error=run.error)
+    run.trace.append(OutcomeEvent, outcome=outcome)
+    run.trace.close()
+    eng.ledger.finish_run(run.run_id, run.state.value, run.trace.seq, run.trace.head,
+                          outcome.model_dump_json())
+    eng.agenda.forget(run.run_id)

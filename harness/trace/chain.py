@@ -1,0 +1,116 @@
+"""The append-only, hash-chained JSONL trace of one run, and its verification.
+
+hash = sha256(canonical JSON of the event without its `hash` field), where canonical is
+orjson with sorted keys. `prev` links each event to the one before; `seq` counts from 0.
+The ledger anchors each finished run's length and last hash, so a truncated file or a
+chain recomputed after an edit is caught too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from harness.errors import TraceError
+from harness.trace.events import EVENT_ADAPTER, Event
+
+__all__ = ["TraceWriter", "VerifyResult", "canonical", "event_hash", "read_trace", "verify_chain"]
+
+
+def canonical(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def event_hash(payload: dict[str, Any]) -> str:
+    body = {k: v for k, v in payload.items() if k != "hash"}
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+class TraceWriter:
+    """Appends events to `path`, chaining hashes. Flushes every record; `sync()` fsyncs."""
+
+    def __init__(self, path: Path, run_id: str, clock: Callable[[], str]) -> None:
+        self.path = path
+        self.run_id = run_id
+        self._clock = clock
+        self.seq = 0
+        self.head = ""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "ab")  # noqa: SIM115 - lives as long as the run
+
+    def append(self, factory: Callable[..., Event], **fields: Any) -> Event:
+        event = factory(seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields)
+        payload = event.model_dump(mode="json")
+        digest = event_hash(payload)
+        payload["hash"] = digest
+        self._fh.write(canonical(payload) + b"\n")
+        self._fh.flush()
+        self.seq += 1
+        self.head = digest
+        return event.model_copy(update={"hash": digest})
+
+    def sync(self) -> None:
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+
+
+def read_trace(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, raw payload) for each line; raises TraceError on unparseable lines."""
+    with open(path, "rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise TraceError(f"{path}:{lineno}: not a JSON record ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    run_id: str
+    ok: bool
+    length: int
+    head: str
+    problem: str | None = None
+
+
+def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
+    """Check seq, prev links, each hash, and (when anchored) the length and last hash."""
+    run_id = path.stem
+    prev, n = "", 0
+    try:
+        for lineno, payload in read_trace(path):
+            try:
+                EVENT_ADAPTER.validate_python(payload)
+            except ValidationError as exc:
+                return VerifyResult(run_id, False, n, prev, f"line {lineno}: not a trace event: {exc.errors()[0]['msg']}")
+            if payload.get("seq") != n:
+                return VerifyResult(run_id, False, n, prev, f"line {lineno}: seq {payload.get('seq')} where {n} was due (deleted or reordered record)")
+            if payload.get("prev") != prev:
+                return VerifyResult(run_id, False, n, prev, f"line {lineno}: broken link to the previous record")
+            if event_hash(payload) != payload.get("hash"):
+                return VerifyResult(run_id, False, n, prev, f"line {lineno}: record was edited (hash mismatch)")
+            prev, n = payload["hash"], n + 1
+    except TraceError as exc:
+        return VerifyResult(run_id, False, n, prev, str(exc))
+    if anchor is None:
+        return VerifyResult(run_id, False, n, prev, "no ledger anchor for this run (interrupted or unknown)")
+    length, head = anchor
+    if n != length:
+        return VerifyResult(run_id, False, n, prev, f"{n} records but the ledger anchored {length} (truncated or extended)")
+    if prev != head:
+        return VerifyResult(run_id, False, n, prev, "last hash differs from the ledger anchor (chain recomputed)")
+    return VerifyResult(run_id, True, n, prev)

@@ -1,0 +1,126 @@
+"""Trace events: frozen pydantic models with a `kind` discriminator, read back through one
+TypeAdapter. Every event carries `seq`, the previous event's hash and its own."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from harness.models import Critique, Outcome
+
+__all__ = [
+    "CellChange",
+    "CommitEvent",
+    "CritiqueEvent",
+    "DecisionEvent",
+    "ErrorEvent",
+    "Event",
+    "EVENT_ADAPTER",
+    "OutcomeEvent",
+    "ProposalEvent",
+    "RunStarted",
+    "VerdictEvent",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int = Field(ge=0)
+    run_id: str
+    at: str  # ISO-8601 time from the injected clock
+    prev: str  # previous event's hash ("" for the first)
+    hash: str = ""
+
+
+class RunStarted(_Event):
+    kind: Literal["run_started"] = "run_started"
+    artifact_id: str
+    batch_id: str
+    pack: str
+    pack_version: str
+    proposer: str
+    agenda: str
+    input_hash: str
+    max_attempts: int
+
+
+class DecisionEvent(_Event):
+    kind: Literal["decision"] = "decision"
+    cycle: int
+    facts: dict[str, str | int]
+    rule: str
+    trigger: str | None
+    effector: str | None
+    state_before: str
+    state_after: str
+
+
+class CellChange(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cell: str  # str(CellRef)
+    value: Any
+
+
+class ProposalEvent(_Event):
+    kind: Literal["proposal"] = "proposal"
+    attempt: int
+    proposer: str
+    content_hash: str
+    changes: tuple[CellChange, ...]  # cells that differ from the previous candidate (all, for the seed)
+    removed: tuple[str, ...] = ()
+    prose_changed: bool
+    notes: tuple[str, ...] = ()
+    tool_calls: tuple[str, ...] = ()
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+
+
+class VerdictEvent(_Event):
+    kind: Literal["verdict"] = "verdict"
+    attempt: int
+    gate: str
+    passed: bool
+    crashed: bool
+    critiques: tuple[Critique, ...]
+    metrics: dict[str, float]
+    rejected: tuple[str, ...]  # str(CellRef) of cells not admitted
+    batch_size: int  # how many runs this gate call judged together
+
+
+class CritiqueEvent(_Event):
+    kind: Literal["critique"] = "critique"
+    attempt: int
+    gate: str
+    codes: tuple[str, ...]
+    locked: int  # cells in the spine
+
+
+class CommitEvent(_Event):
+    kind: Literal["commit"] = "commit"
+    artifact_id: str
+    version: int
+    content_hash: str
+    metrics_hash: str
+    held: bool = False
+
+
+class ErrorEvent(_Event):
+    kind: Literal["error"] = "error"
+    effector: str | None
+    message: str
+
+
+class OutcomeEvent(_Event):
+    kind: Literal["outcome"] = "outcome"
+    outcome: Outcome
+
+
+Event = Annotated[
+    RunStarted | DecisionEvent | ProposalEvent | VerdictEvent | CritiqueEvent | CommitEvent
+    | ErrorEvent | OutcomeEvent,
+    Field(discriminator="kind"),
+]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
