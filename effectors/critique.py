@@ -5,9 +5,9 @@
 * `check_locked` - `proposal.locked_cell` critiques for a proposal that changed or dropped
   a locked cell (the loop rejects such a proposal before any gate sees it).
 
-Fail closed: a crashed verdict admitted nothing, so its candidate's spine is empty. An
-error critique that names a row but no column unlocks that whole row, so the proposer may
-repair row-level findings.
+Fail closed: a crashed verdict admitted nothing, so its candidate's spine is empty. A
+critique that names a row or table but no column unlocks nothing by itself: the gate says
+which cells it did not admit through `Verdict.rejected`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.models import Artifact, Cell, CellRef, Critique, CritiqueReport, Location, Spine, Verdict
+from harness.models import (
+    Artifact,
+    Cell,
+    CellRef,
+    Critique,
+    CritiqueReport,
+    Location,
+    Spine,
+    Verdict,
+)
 
 __all__ = ["build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
 
@@ -55,17 +64,10 @@ def build_report(
     if any(v.crashed for v in mine):
         return CritiqueReport(gate=gate, attempt=attempt, critiques=tuple(critiques), spine=Spine())
     unlocked: set[CellRef] = {ref for v in mine for ref in v.rejected}
-    rows_unlocked: set[tuple[str, int]] = set()
-    for v in mine:
-        for c in v.critiques:
-            if c.severity != "error":
-                continue
-            loc = c.location
-            if (cell := loc.cell()) is not None:
-                unlocked.add(cell)
-            elif loc.table is not None and loc.row is not None:
-                rows_unlocked.add((loc.table, loc.row))
-    unlocked |= {ref for ref in candidate.cells() if (ref.table, ref.row) in rows_unlocked}
+    unlocked |= {
+        cell for v in mine for c in v.critiques
+        if c.severity == "error" and (cell := c.location.cell()) is not None
+    }
     return CritiqueReport(
         gate=gate,
         attempt=attempt,

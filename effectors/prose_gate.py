@@ -30,12 +30,15 @@ __all__ = ["EntityMatcher", "Mention", "ProseGate", "key_entities", "truncation_
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”’]*\s+")
 _TERMINAL = re.compile(r"[.!?][\"')\]”’»]*$")
-CONNECTORS = frozenset(
-    "and or the a an with of to for by from in into but nor than that which whose as at "
-    "including such via versus plus".split()
-)
+CONNECTORS = frozenset({
+    "and", "or", "the", "a", "an", "with", "of", "to", "for", "by", "from", "in", "into",
+    "but", "nor", "than", "that", "which", "whose", "as", "at", "including", "such", "via",
+    "versus", "plus",
+})
 # Connectors that make even a sentence ending in "." look cut off ("... fitted with.").
-_HARD_CONNECTORS = frozenset("and or the a an with of nor than versus plus".split())
+_HARD_CONNECTORS = frozenset(
+    {"and", "or", "the", "a", "an", "with", "of", "nor", "than", "versus", "plus"}
+)
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from effectors.prose_gate import EntityMatcher, key_entities, truncation_rules, view_of
 from harness.models import Artifact, Cell
@@ -110,7 +110,7 @@ def candidates(
     return [c for s, c in scored if s == best]
 
 
-def synth_column(
+def synth_column(  # noqa: PLR0917 - the tool's documented signature
     pack: Pack,
     pools: Pools,
     artifact: Artifact,
@@ -152,7 +152,9 @@ def synth_column(
 
 
 def _split_top(body: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in body:
         if ch == "(":
             depth += 1
@@ -198,8 +200,8 @@ def fresh_key(existing: Iterable[Cell], like: Cell) -> str:
     base = str(like) if like not in (None, "") else "key"
     m = _NUMBERED.match(base)
     prefix, width = (m.group(1), len(m.group(2))) if m else (base + "-", 1)
-    numbers = [int(n.group(2)) for v in taken
-               if (n := _NUMBERED.match(v)) is not None and n.group(1) == prefix]
+    numbers = [int(k.group(2)) for v in taken
+               if (k := _NUMBERED.match(v)) is not None and k.group(1) == prefix]
     n = max(numbers, default=0) + 1
     while f"{prefix}{n:0{width}d}" in taken:
         n += 1
@@ -259,7 +261,7 @@ def _join(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _row_sentence(pack: Pack, pools: Pools, table: str, row: dict[str, Cell]) -> str | None:
+def _row_sentence(pack: Pack, pools: Pools, table: str, row: Mapping[str, Cell]) -> str | None:
     binding = pack.tables[table]
     parts: list[str] = []
     for kind in ("object", "data", "id"):
@@ -277,7 +279,7 @@ def _row_sentence(pack: Pack, pools: Pools, table: str, row: dict[str, Cell]) ->
             parts.append(f"{column.replace('_', ' ')} {text}")
     if not parts:
         return None
-    return f"In the {table} table, {pack.row_key(table, row)} has {_join(parts)}."
+    return f"In the {table} table, {pack.row_key(table, dict(row))} has {_join(parts)}."
 
 
 def _entity_sentences(pack: Pack, pools: Pools, artifact: Artifact) -> list[str]:

@@ -20,6 +20,7 @@ from harness.models import Artifact, RunState
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
+from harness.report import Report, build_report
 from harness.trace import TraceWriter
 from harness.workspace import Config, Workspace, atomic_write
 
@@ -113,6 +114,7 @@ class BatchResult:
     errors: list[CorpusError] = field(default_factory=list)
     seconds: float = 0.0
     recovered: dict[str, int] = field(default_factory=dict)
+    report: Report | None = None
 
     def count(self, state: RunState) -> int:
         return sum(1 for r in self.runs if r.state == state.value)
@@ -169,7 +171,7 @@ def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_
 
 def run_batch(root: Path, corpus: Path, pack_arg: str | Path | None = None, *,
               proposer: str | None = None, max_attempts: int | None = None,
-              cohort_size: int | None = None, strict_input: bool = False,
+              cohort_size: int | None = None, strict_input: bool = False, report: bool = False,
               progress: Progress | None = None, clock: Callable[[], str] = utc_now) -> BatchResult:
     """`membrane batch`: refine every valid artifact of a corpus; report the bad lines."""
     ws = Workspace(root)
@@ -186,6 +188,8 @@ def run_batch(root: Path, corpus: Path, pack_arg: str | Path | None = None, *,
                                       cohort_size=cohort_size or config.cohort_size, progress=progress)
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
+            if report:
+                result.report = build_report(session.ws, session.pack, list(session.engines.gates.values()))
             return result
         finally:
             session.close()
@@ -207,4 +211,30 @@ def run_refine(root: Path, artifact_path: Path, pack_arg: str | Path | None = No
             session.close()
 
 
-__all__ += ["SetupError", "refine_artifacts"]
+def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
+    """`membrane report`: baseline (the inputs) against the refined corpus."""
+    ws = Workspace(root)
+    if not ws.ledger_path.exists():
+        raise ConfigError("nothing has run in this workspace yet", file=ws.root,
+                          hint="run `membrane batch` first, or pass --workspace")
+    session = open_session(root, pack_arg)
+    try:
+        return build_report(session.ws, session.pack, list(session.engines.gates.values()))
+    finally:
+        session.close()
+
+
+def run_recover(root: Path) -> dict[str, int]:
+    """`membrane recover`: settle interrupted runs and rebuild current/ from the ledger."""
+    ws = Workspace(root)
+    if not ws.ledger_path.exists():
+        raise ConfigError("nothing to recover: no ledger here", file=ws.root)
+    with ws.lock():
+        ledger = Ledger(ws.ledger_path)
+        try:
+            return dict(vars(recover(ws, ledger)))
+        finally:
+            ledger.close()
+
+
+__all__ += ["SetupError", "refine_artifacts", "run_recover", "run_report"]

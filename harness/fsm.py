@@ -7,6 +7,8 @@ transition callbacks: effectors are run by the loop, not by the machine.
 
 from __future__ import annotations
 
+import logging
+
 from transitions import Machine, MachineError
 
 from harness.errors import IllegalTransition
@@ -14,6 +16,10 @@ from harness.models import RunState as S
 from harness.models import Trigger as T
 
 __all__ = ["TRANSITIONS", "RunMachine"]
+
+# model_override=True skips binding convenience methods (is_*, may_*, to_*) and logs each skip;
+# we never want them, so the notices are noise.
+logging.getLogger("transitions.core").setLevel(logging.ERROR)
 
 _ACTIVE = [S.PROPOSE, S.VALUE_GATE, S.RI_GATE, S.PROSE_GATE, S.CRITIQUE, S.COMMIT]
 

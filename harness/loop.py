@@ -245,6 +245,11 @@ def _critique(run: Run, eng: Engines) -> None:
     # the spine is this candidate's cells minus what a gate rejected: a cell a later gate
     # rejects (an FK a value gate admitted) is unlocked again so it can be repaired
     report = build_report(failed, run.candidate, run.attempt)
+    if run.report is not None and all(v.gate == "harness" for v in failed):
+        # a rejected proposal never reached a gate: keep what the gates said and the spine,
+        # and add why the proposal was refused
+        report = run.report.model_copy(update={
+            "attempt": run.attempt, "critiques": run.report.critiques + report.critiques})
     run.report = report
     run.trace.append(CritiqueEvent, attempt=run.attempt, gate=report.gate,
                      codes=tuple(c.code for c in report.critiques), locked=len(report.spine.locked))

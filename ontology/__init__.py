@@ -1,0 +1,38 @@
+"""The value ontology: loading OWL (owlready2, fresh World per load), HermiT reasoning,
+the cached classification (`Pools` + `OntologyIndex`) and rows rendered as individuals.
+
+The only package that imports owlready2.
+
+    load_pools(pack, cache_dir) -> Pools           classified once per content hash, cached
+    load_index(pack, cache_dir) -> (OntologyIndex, base N-Triples, violation N-Triples)
+    localise(rows, ...) -> Findings                  cohort reasoning (see ontology.localise)
+"""
+
+from __future__ import annotations
+
+from ontology.index import CODE_VERSION, DataRule, OntologyIndex, ViolationClass
+from ontology.load import LoadedOntology, load_ontology, ontology_hash
+from ontology.localise import Findings, localise
+from ontology.pools import build_index, load_index, load_pools
+from ontology.reason import Classification, HermitRunner, java_executable
+from ontology.render import RowFacts, render_rows
+
+__all__ = [
+    "CODE_VERSION",
+    "Classification",
+    "DataRule",
+    "Findings",
+    "HermitRunner",
+    "LoadedOntology",
+    "OntologyIndex",
+    "RowFacts",
+    "ViolationClass",
+    "build_index",
+    "java_executable",
+    "load_index",
+    "load_ontology",
+    "load_pools",
+    "localise",
+    "ontology_hash",
+    "render_rows",
+]

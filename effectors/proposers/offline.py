@@ -136,8 +136,8 @@ class _Repair:
             self.point_fk(ref, c)
         else:
             rows = self.tables[ref.table]
-            self.set(ref, fresh_key([r.get(ref.column) for r in rows], rows[ref.row].get(ref.column)),
-                     c.code)
+            key = fresh_key([r.get(ref.column) for r in rows], rows[ref.row].get(ref.column))
+            self.set(ref, key, c.code)
 
     def synth(self, ref: CellRef, c: Critique) -> None:
         within = c.expected if c.expected in self.o.pools.classes else None

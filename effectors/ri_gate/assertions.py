@@ -89,7 +89,7 @@ def view_sql(view: str, sql: str) -> str:
     return f"CREATE TEMP VIEW {quote(view)} AS\n{sql}"
 
 
-def _template_fields(template: str) -> list[tuple[str, str, str | None, str | None]]:
+def _template_fields(template: str) -> list[tuple[str, str | None, str | None, str | None]]:
     return list(string.Formatter().parse(template))
 
 

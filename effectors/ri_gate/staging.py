@@ -12,10 +12,10 @@ in the staging table and a `ri.type` finding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import duckdb
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from effectors.ri_gate.ddl import Column, Schema, Table, quote
 from harness.models import Artifact
@@ -39,7 +39,7 @@ class Hit:
     message: str = ""
     fix_hint: str | None = None
     reject: bool = True
-    extra: dict[str, object] = field(default_factory=dict)
+    extra_cells: tuple[str, ...] = ()  # more cells to reject, as `table[row].column`
 
 
 def cell_text(value: object) -> tuple[str | None, str | None]:
@@ -99,7 +99,7 @@ def _columns_of(
     table: Table, candidates: Sequence[Artifact], hits: list[Hit]
 ) -> tuple[list[list[object]], int]:
     """Column-major text data for one table across the cohort, plus its row count."""
-    data: list[list[object]] = [[], []] + [[] for _ in table.columns]
+    data: list[list[object]] = [[] for _ in range(len(table.columns) + 2)]
     names = table.column_names
     for a_idx, art in enumerate(candidates):
         for r_idx, row in enumerate(art.tables.get(table.name, [])):
@@ -168,6 +168,11 @@ def load_cohort(
             f"SELECT _artifact, _row, {casts} FROM {_raw_name(t_idx)}"
         )
         con.unregister(_raw_name(t_idx))
-    hits.sort(key=lambda h: (h.artifact, schema.names.index(h.table or ""), h.row or 0,
-                             h.columns))
+    order = {t.name: (i, t.column_names) for i, t in enumerate(schema.tables)}
+
+    def _key(h: Hit) -> tuple[int, int, int, int]:
+        t_idx, names = order[h.table or ""]
+        return (h.artifact, t_idx, h.row or 0, names.index(h.columns[0]))
+
+    hits.sort(key=_key)
     return hits, total

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.pools import normalize_label
+
 NAMESPACE = "http://membrane.dev/packs/facility#"
 ONTOLOGY_IRI = "http://membrane.dev/packs/facility"
 OWL = "http://www.w3.org/2002/07/owl#"
@@ -92,6 +94,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "maintenance": ("task_id", "equipment_id", "activity", "interval_months"),
 }
 ROOM_POWER_BUDGET_KW = 2000.0
+# Specialists: chosen only where an equipment type lists them explicitly.
+SPECIALIST_MANUFACTURERS = frozenset({"cummins_power_generation"})
 
 
 @dataclass(frozen=True)
@@ -315,7 +319,8 @@ EQUIPMENT: dict[str, EquipmentSpec] = {
         EquipmentSpec("dry_type_transformer", (2.0, 12.0), ("IEEE_C57_12_00", "NFPA_70"),
                       _ELEC_ACT),
         EquipmentSpec("automatic_transfer_switch", (0.2, 2.0), ("NFPA_110", "NFPA_99"),
-                      ("thermographic_survey", "load_bank_test")),
+                      ("thermographic_survey", "load_bank_test"),
+                      ("cummins_power_generation", "schneider_electric", "eaton_corporation")),
         EquipmentSpec("distribution_panelboard", (0.1, 1.0), ("NFPA_70", "IEC_60364_7_710"),
                       _ELEC_ACT),
         EquipmentSpec("isolated_power_panel", (0.2, 1.5), ("NFPA_99", "IEC_60364_7_710"),
@@ -380,3 +385,67 @@ UNKNOWN_VALUES: dict[str, tuple[str, ...]] = {
     "manufacturer": ("Acme Medical", "Globex Climate Systems", "Initech Power"),
     "activity": ("harmonic resonance tuning", "quantum alignment check"),
 }
+
+
+# --- entity matching (the same rule the prose gate applies) ---
+
+
+def _terms() -> list[tuple[str, str]]:
+    """(normalized term, individual) for every fragment, label and synonym, longest first."""
+    seen: dict[str, str] = {}
+    for ind in INDIVIDUALS:
+        for text in (ind.name, ind.label, *ind.alt):
+            term = normalize_label(text)
+            owner = seen.setdefault(term, ind.name)
+            if owner != ind.name:
+                raise ValueError(f"term {term!r} names both {owner} and {ind.name}")
+    return sorted(((t, n) for t, n in seen.items()), key=lambda tn: (-len(tn[0]), tn[0]))
+
+
+TERMS: tuple[tuple[str, str], ...] = tuple(_terms())
+
+
+def find_entities(text: str) -> list[str]:
+    """Individuals mentioned in `text`: normalized, word boundaries, longest term first,
+    non-overlapping. One entry per mention, in order of position."""
+    norm = f" {normalize_label(text)} "
+    taken = [False] * len(norm)
+    found: list[tuple[int, str]] = []
+    for term, name in TERMS:
+        needle = f" {term} "
+        start = norm.find(needle)
+        while start != -1:
+            lo, hi = start + 1, start + 1 + len(term)
+            if not any(taken[lo:hi]):
+                taken[lo:hi] = [True] * (hi - lo)
+                found.append((lo, name))
+            start = norm.find(needle, start + 1)
+    return [name for _, name in sorted(found)]
+
+
+def count_term(text: str, label: str) -> int:
+    """How often `label` occurs in `text` (normalized, word boundaries, overlaps counted)."""
+    norm, needle = f" {normalize_label(text)} ", f" {normalize_label(label)} "
+    count, start = 0, norm.find(needle)
+    while start != -1:
+        count, start = count + 1, norm.find(needle, start + 1)
+    return count
+
+
+def resolve(value: object) -> str | None:
+    """The individual a cell names (IRI fragment or any label), like `Pools.resolve`."""
+    if not isinstance(value, str):
+        return None
+    if value in BY_NAME:
+        return value
+    term = normalize_label(value)
+    return next((n for t, n in TERMS if t == term), None)
+
+
+def top_class(name: str) -> str:
+    """The top-level value class of an individual."""
+    cls = BY_NAME[name].cls
+    for parent, subs in DOMAIN_SUBCLASSES.items():
+        if cls in subs.values():
+            return parent
+    return cls

@@ -1,0 +1,234 @@
+"""What each CLI command does: one library call, then rendering (rich for people, --json
+for scripts). Kept apart from `cli.py` so argument parsing stays one screen."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from harness import api, inspect
+from harness.cli import EXIT_INPUT, EXIT_NOT_COMMITTED, EXIT_OK, EXIT_TRACE, _emit_json, _jsonable
+from harness.report import Report
+from harness.workspace import Workspace, resolve_workspace
+
+__all__ = ["dispatch"]
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    root = resolve_workspace(args.workspace)
+    if args.command == "trace":
+        handler: Callable[[argparse.Namespace, Path], int] = {
+            "list": _trace_list, "show": _trace_show, "verify": _trace_verify, "why": _trace_why,
+        }[args.trace_command]
+        return handler(args, root)
+    return {"init": _init, "refine": _refine, "batch": _batch, "report": _report,
+            "recover": _recover}[args.command](args, root)
+
+
+def _init(args: argparse.Namespace, root: Path) -> int:
+    made = api.init_workspace(root, args.pack)
+    if args.json:
+        _emit_json({"workspace": str(root), "created": made})
+    else:
+        out.print(f"workspace {root}: " + (", ".join(made) if made else "already set up"))
+    return EXIT_OK
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[api.Progress | None]:
+    if not enabled:
+        yield None
+        return
+    bar = Progress(TextColumn("refining"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err, transient=True)
+    task = bar.add_task("runs", total=None)
+    with bar:
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+        yield update
+
+
+def _batch(args: argparse.Namespace, root: Path) -> int:
+    show = not args.json and not args.no_progress and sys.stderr.isatty()
+    with _progress(show) as progress:
+        result = api.run_batch(root, args.input, args.pack, proposer=args.proposer,
+                               max_attempts=args.max_attempts, cohort_size=args.cohort_size,
+                               strict_input=args.strict_input, report=not args.no_report,
+                               progress=progress)
+    not_committed = [r for r in result.runs if r.state != "COMMITTED"]
+    if args.json:
+        _emit_json({"runs": result.runs, "skipped": result.skipped, "errors": result.errors,
+                    "seconds": round(result.seconds, 3), "artifacts_per_s": round(result.artifacts_per_s, 2),
+                    "recovered": result.recovered,
+                    "report": result.report.to_dict() if result.report else None})
+    else:
+        for e in result.errors:
+            err.print(f"[red]bad input[/red] {e.render()}", markup=True)
+        _summary(result)
+        if result.report:
+            _print_report(result.report)
+    if result.errors:
+        return EXIT_INPUT
+    return EXIT_NOT_COMMITTED if args.strict and not_committed else EXIT_OK
+
+
+def _summary(result: api.BatchResult) -> None:
+    states: dict[str, int] = {}
+    for r in result.runs:
+        states[r.state] = states.get(r.state, 0) + 1
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "nothing to do"
+    skipped = f"; {len(result.skipped)} already settled (skipped)" if result.skipped else ""
+    bad = f"; {len(result.errors)} bad input line(s)" if result.errors else ""
+    out.print(f"{len(result.runs)} run(s): {parts}{skipped}{bad} in {result.seconds:.1f}s "
+              f"({result.artifacts_per_s:.1f} artifacts/s)")
+    if result.recovered:
+        out.print(f"recovered: {result.recovered}")
+    for r in result.runs:
+        if r.state != "COMMITTED":
+            codes = ", ".join(f"{c}x{n}" for c, n in sorted(r.codes.items()))
+            out.print(f"  {r.artifact_id}: {r.state} after {r.attempts} attempt(s) ({codes})"
+                      + (f" — {r.error}" if r.error else ""))
+
+
+def _print_report(rep: Report) -> None:
+    b, f = rep.baseline, rep.refined
+    table = Table(title="single-shot baseline vs refined (every gate on every artifact)")
+    table.add_column("metric")
+    table.add_column("baseline", justify="right")
+    table.add_column("refined", justify="right")
+    rows: list[tuple[str, str, str]] = [
+        ("artifacts", f"{b.artifacts}", f"{f.artifacts}"),
+        ("artifacts passing every gate", f"{b.passing}", f"{f.passing}"),
+        ("placeholder rate", f"{b.placeholder_rate:.1%}", f"{f.placeholder_rate:.1%}"),
+        ("value coherence", f"{b.value_coherence:.1%}", f"{f.value_coherence:.1%}"),
+        ("RI violations", f"{b.ri_violations}", f"{f.ri_violations}"),
+        ("prose: unknown entities", f"{b.prose_unknown_entities}", f"{f.prose_unknown_entities}"),
+        ("prose: key coverage", f"{b.prose_coverage:.1%}", f"{f.prose_coverage:.1%}"),
+        ("prose: truncated", f"{b.prose_truncated}", f"{f.prose_truncated}"),
+        ("prose: mean words", f"{b.mean_words:.0f}", f"{f.mean_words:.0f}"),
+        ("attempts per artifact", "1", f"{rep.mean_attempts:.2f} (max {rep.max_attempts})"),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    out.print("runs: " + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
+
+
+def _refine(args: argparse.Namespace, root: Path) -> int:
+    result = api.run_refine(root, args.input, args.pack, proposer=args.proposer,
+                            max_attempts=args.max_attempts)
+    run = result.runs[0] if result.runs else None
+    if args.json:
+        _emit_json({"run": run, "skipped": result.skipped, "seconds": round(result.seconds, 3)})
+    elif run is None:
+        out.print(f"{result.skipped[0]}: already settled for this input (skipped)")
+    else:
+        codes = ", ".join(f"{c}x{n}" for c, n in sorted(run.codes.items())) or "none"
+        out.print(f"{run.artifact_id}: {run.state} after {run.attempts} attempt(s); run {run.run_id}; "
+                  f"critiques: {codes}")
+    return EXIT_OK if run is None or run.state == "COMMITTED" else EXIT_NOT_COMMITTED
+
+
+def _report(args: argparse.Namespace, root: Path) -> int:
+    rep = api.run_report(root, args.pack)
+    if args.json:
+        _emit_json(rep.to_dict())
+    else:
+        _print_report(rep)
+    return EXIT_OK
+
+
+def _recover(args: argparse.Namespace, root: Path) -> int:
+    rec = api.run_recover(root)
+    if args.json:
+        _emit_json(rec)
+    else:
+        out.print("recovered: " + (", ".join(f"{k}={v}" for k, v in rec.items() if v) or "nothing to do"))
+    return EXIT_OK
+
+
+def _trace_list(args: argparse.Namespace, root: Path) -> int:
+    runs = inspect.list_runs(Workspace(root))
+    if args.json:
+        _emit_json([{k: v for k, v in vars(r).items() if k != "outcome"} for r in runs])
+        return EXIT_OK
+    table = Table()
+    for col in ("run", "artifact", "state", "records", "started"):
+        table.add_column(col)
+    for r in runs:
+        table.add_row(r.run_id, r.artifact_id, r.status, str(r.trace_len or 0), r.started_at)
+    out.print(table)
+    return EXIT_OK
+
+
+def _trace_show(args: argparse.Namespace, root: Path) -> int:
+    events = inspect.show_run(Workspace(root), args.run)
+    if args.json:
+        _emit_json(events)
+        return EXIT_OK
+    for ev in events:
+        out.print(f"{ev['seq']:>4} {ev['kind']:<12} {_describe(ev)}", markup=False)
+    return EXIT_OK
+
+
+def _describe(ev: dict[str, Any]) -> str:
+    kind = ev["kind"]
+    if kind == "decision":
+        return f"{ev['state_before']} --{ev['trigger'] or '-'}--> {ev['state_after']} [{ev['rule']}] run {ev['effector'] or '-'}"
+    if kind == "proposal":
+        return f"attempt {ev['attempt']} by {ev['proposer']}: {len(ev['changes'])} cell(s) changed"
+    if kind == "verdict":
+        codes = ", ".join(c["code"] for c in ev["critiques"]) or "no critiques"
+        return f"{ev['gate']} {'passed' if ev['passed'] else 'FAILED'} (attempt {ev['attempt']}): {codes}"
+    if kind == "commit":
+        return f"{'held' if ev['held'] else 'committed'} v{ev['version']} {ev['content_hash'][:12]}"
+    if kind == "outcome":
+        return f"{ev['outcome']['state']} after {ev['outcome']['attempts']} attempt(s)"
+    if kind == "run_started":
+        return f"{ev['artifact_id']} with {ev['proposer']}, pack {ev['pack']} {ev['pack_version']}"
+    if kind == "critique":
+        return f"{ev['gate']}: {', '.join(ev['codes'])}; {ev['locked']} cell(s) locked"
+    return str(ev.get("message", ""))
+
+
+def _trace_verify(args: argparse.Namespace, root: Path) -> int:
+    results = inspect.verify_traces(Workspace(root), args.run)
+    bad = [r for r in results if not r.ok]
+    if args.json:
+        _emit_json({"verified": len(results) - len(bad), "failed": bad})
+    else:
+        for r in bad:
+            out.print(f"FAIL {r.run_id}: {r.problem}", markup=False)
+        out.print(f"{len(results) - len(bad)} of {len(results)} trace(s) verify")
+    return EXIT_TRACE if bad else EXIT_OK
+
+
+def _trace_why(args: argparse.Namespace, root: Path) -> int:
+    prov = inspect.why(Workspace(root), args.artifact, args.table, args.row, args.column)
+    if args.json:
+        _emit_json(_jsonable(prov))
+        return EXIT_OK
+    out.print(f"{prov.artifact_id} {prov.cell} = {prov.value!r}", markup=False)
+    out.print(f"  proposed: attempt {prov.proposed['attempt']} by {prov.proposed['proposer']} "
+              f"(run {prov.run_id}, record {prov.proposed['seq']})", markup=False)
+    for a in prov.admitted:
+        out.print(f"  admitted: {a['gate']} on attempt {a['attempt']} (record {a['seq']}, "
+                  f"judged in a batch of {a['batch_size']})", markup=False)
+    c = prov.committed
+    out.print(f"  committed: version {c['version']} ({prov.content_hash[:12]}) at {c['at']} (record {c['seq']})",
+              markup=False)
+    return EXIT_OK
+
+
+__all__ += ["EXIT_INPUT"]

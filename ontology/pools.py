@@ -1,0 +1,226 @@
+"""Building (and caching) the `OntologyIndex` of a pack: one HermiT classification per content hash.
+
+`build_index` loads the pack's OWL in a fresh World, checks the bindings (each table's
+`row_class`, each column's `property`, of the right kind), classifies the ontology once
+with HermiT — together with *probe* classes `N_C ≡ ¬C`, so that `X ⊑ N_C` in the
+classification means "X is entailed disjoint with C" — and computes:
+
+* `Pools`: every named individual (fragment, labels, entailed named types), every named
+  class (entailed members, superclasses, disjoint classes) and the `row_rules`;
+* the violation classes and datatype rules (`ontology.rules`).
+
+Setup errors are `PackError`s naming the file and the IRI or axiom; an inconsistent base
+ontology is one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import owlready2
+
+from harness.errors import PackError
+from harness.pack import Pack
+from harness.pools import ClassInfo, IndividualInfo, Pools
+from ontology.axioms import fragment
+from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
+from ontology.load import LoadedOntology, load_ontology, ontology_hash
+from ontology.reason import Classification, HermitRunner
+from ontology.rules import RuleBuilder
+
+__all__ = ["build_index", "load_index", "load_pools"]
+
+_RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+_SKOS = "http://www.w3.org/2004/02/skos/core#"
+_LABEL_PROPS = (_RDFS_LABEL, _SKOS + "prefLabel", _SKOS + "altLabel")
+_MAX_PROBES = 1500
+
+
+def _cache_key(pack: Pack) -> tuple[str, str]:
+    bindings = json.dumps(
+        {t: b.model_dump() for t, b in pack.tables.items()}, sort_keys=True
+    )
+    onto = ontology_hash(pack.ontology_path)
+    key = ontology_hash(pack.ontology_path, CODE_VERSION + bindings + pack.config.ontology.namespace)
+    return onto, key
+
+
+def load_index(
+    pack: Pack, cache_dir: Path, runner: HermitRunner | None = None
+) -> tuple[OntologyIndex, str, str]:
+    """The pack's index plus the base and violation N-Triples, from cache or built once."""
+    onto_hash, key = _cache_key(pack)
+    paths = [cache_dir / f"ontology-{key[:32]}.{ext}" for ext in ("json", "base.nt", "viol.nt")]
+    if all(p.is_file() for p in paths):
+        try:
+            index = OntologyIndex.model_validate_json(paths[0].read_bytes())
+            if index.key == key:
+                return index, paths[1].read_text("utf-8"), paths[2].read_text("utf-8")
+        except ValueError:
+            pass  # a stale or damaged cache entry: rebuild it
+    index, base_nt, viol_nt = build_index(pack, runner or HermitRunner(), onto_hash, key)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for path, text in zip(paths, (index.model_dump_json(), base_nt, viol_nt), strict=True):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return index, base_nt, viol_nt
+
+
+def load_pools(pack: Pack, cache_dir: Path) -> Pools:
+    """The pools of the pack's ontology (classified once per content hash, cached as JSON)."""
+    return load_index(pack, cache_dir)[0].pools
+
+
+def build_index(
+    pack: Pack, runner: HermitRunner, onto_hash: str, key: str
+) -> tuple[OntologyIndex, str, str]:
+    loaded = load_ontology(pack.ontology_path)
+    row_classes, props = _check_bindings(pack, loaded)
+    base_nt = loaded.ntriples()
+    classes = sorted(
+        {str(c.iri) for c in loaded.world.classes() if not str(c.iri).startswith(PROBE_NS)}
+    )
+    probes = classes if len(classes) <= _MAX_PROBES else []
+    result = runner.classify(base_nt + _probe_triples(probes))
+    if result is None:
+        raise PackError(
+            "the base ontology is inconsistent (HermiT): no artifact could ever pass",
+            file=pack.ontology_path,
+            hint="remove the contradictory axioms or individual types (Protégé's 'explain' helps)",
+        )
+    for table, cls in row_classes.items():
+        if str(cls.iri) in result.unsatisfiable:
+            raise PackError(
+                f"the row class <{cls.iri}> of table {table!r} is unsatisfiable",
+                file=pack.ontology_path,
+            )
+    pools = _pools(loaded, result, classes, onto_hash)
+    builder = RuleBuilder(loaded.world, result, pools, row_classes, props)
+    pools = pools.model_copy(update={"row_rules": builder.row_rules()})
+    pools = Pools.model_validate(pools.model_dump())  # rebuild the label index
+    index = OntologyIndex(
+        code_version=CODE_VERSION,
+        key=key,
+        ontology_file=str(pack.ontology_path),
+        pools=pools,
+        row_class_iris={t: str(c.iri) for t, c in row_classes.items()},
+        property_iris={p.name: str(p.iri) for p in props.values()},
+        individual_iris={fragment(i): i for i in _individuals(result, classes)},
+        violations=builder.violations(),
+        data_rules=builder.data_rules(pack),
+        definitions=builder.definitions,
+    )
+    return index, base_nt, builder.transform(base_nt)
+
+
+def _lookup(loaded: LoadedOntology, namespace: str, name: str) -> Any:
+    entity = loaded.world[namespace + name]
+    if entity is not None:
+        return entity
+    hits = [e for e in loaded.world.search(iri=f"*{name}") if fragment(str(e.iri)) == name]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any], dict[str, Any]]:
+    ns = pack.config.ontology.namespace
+    toml = pack.root / "pack.toml"
+    row_classes: dict[str, Any] = {}
+    props: dict[str, Any] = {}
+    for table, binding in pack.tables.items():
+        cls = _lookup(loaded, ns, binding.row_class)
+        if not isinstance(cls, owlready2.ThingClass):
+            raise PackError(
+                f"table {table!r}: row_class <{ns}{binding.row_class}> is not a class of "
+                f"{pack.ontology_path.name}",
+                file=toml,
+                hint="declare the class in the ontology or fix the binding",
+            )
+        row_classes[table] = cls
+        for column, col in binding.columns.items():
+            if col.kind == "id" or col.property is None:
+                continue
+            prop = _lookup(loaded, ns, col.property)
+            want = owlready2.ObjectPropertyClass if col.kind == "object" else owlready2.DataPropertyClass
+            if not isinstance(prop, want):
+                what = "an object" if col.kind == "object" else "a data"
+                raise PackError(
+                    f"column {table}.{column}: property <{ns}{col.property}> is not {what} "
+                    f"property of {pack.ontology_path.name}",
+                    file=toml,
+                    hint="declare the property in the ontology or fix the binding",
+                )
+            props[f"{table}.{column}"] = prop
+    return row_classes, props
+
+
+def _probe_triples(classes: Iterable[str]) -> str:
+    owl = "http://www.w3.org/2002/07/owl#"
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    lines = []
+    for i, iri in enumerate(classes):
+        probe, node = f"<{PROBE_NS}{i}>", f"_:membraneProbe{i}"
+        lines += [
+            f"{probe} {rdf_type} <{owl}Class> .",
+            f"{probe} <{owl}equivalentClass> {node} .",
+            f"{node} {rdf_type} <{owl}Class> .",
+            f"{node} <{owl}complementOf> <{iri}> .",
+        ]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _individuals(result: Classification, classes: list[str]) -> list[str]:
+    skip = ("urn:membrane:",)
+    return sorted(i for i in result.types if not i.startswith(skip))
+
+
+def _labels(loaded: LoadedOntology, iri: str) -> tuple[str, ...]:
+    world = loaded.world
+    storid = world._abbreviate(iri, False)
+    if storid is None:
+        return ()
+    out: list[str] = []
+    for prop in _LABEL_PROPS:
+        pid = world._abbreviate(prop, False)
+        if pid is None:
+            continue
+        for value, _dtype in world._get_data_triples_sp_od(storid, pid):
+            text = str(value).strip()
+            if text and text not in out:
+                out.append(text)
+    return tuple(out)
+
+
+def _pools(
+    loaded: LoadedOntology, result: Classification, classes: list[str], onto_hash: str
+) -> Pools:
+    probe_of = {f"{PROBE_NS}{i}": c for i, c in enumerate(classes)}
+    named = set(classes)
+    individuals: dict[str, IndividualInfo] = {}
+    members: dict[str, list[str]] = {fragment(c): [] for c in classes}
+    for iri in _individuals(result, classes):
+        name = fragment(iri)
+        if name in individuals:
+            continue  # two IRIs, one fragment: the first (sorted) wins
+        types = sorted({fragment(t) for t in result.individual_types(iri) if t in named})
+        individuals[name] = IndividualInfo(name=name, labels=_labels(loaded, iri), types=tuple(types))
+        for t in types:
+            members.setdefault(t, []).append(name)
+    infos: dict[str, ClassInfo] = {}
+    for iri in classes:
+        name = fragment(iri)
+        if name in infos:
+            continue
+        ancestors = result.ancestors(iri)
+        supers = sorted({fragment(a) for a in ancestors if a in named and a != iri})
+        disjoint = sorted({fragment(probe_of[a]) for a in ancestors if a in probe_of})
+        infos[name] = ClassInfo(
+            name=name,
+            members=tuple(sorted(set(members.get(name, ())))),
+            superclasses=tuple(s for s in supers if s != name),
+            disjoint_with=tuple(d for d in disjoint if d != name),
+        )
+    return Pools(ontology_hash=onto_hash, individuals=individuals, classes=infos)

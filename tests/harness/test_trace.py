@@ -1,0 +1,98 @@
+"""`trace verify` catches an edited, deleted, reordered or truncated record and a chain
+recomputed after an edit (the ledger anchor disagrees)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from effectors.testing import InstantGate, ScriptedProposer
+from harness.inspect import verify_traces
+from harness.models import Artifact
+from harness.models import Effector as E
+from harness.trace.chain import event_hash
+from tests.harness.helpers import make_engines, run_cohort
+
+
+@pytest.fixture()
+def committed(tmp_path: Path) -> tuple[Path, str]:
+    gates = {E.VALUE_GATE: InstantGate("value_gate"), E.RI_GATE: InstantGate("ri_gate"),
+             E.PROSE_GATE: InstantGate("prose_gate")}
+    ws, eng = make_engines(tmp_path, gates, ScriptedProposer("fake", []))
+    art = Artifact(id="t1", tables={"t": [{"a": 1}]}, prose="p.")
+    (run,) = run_cohort(ws, eng, [art])
+    eng.ledger.close()
+    return tmp_path, run.run_id
+
+
+def _lines(ws: Path, run_id: str) -> list[str]:
+    return (ws / "trace" / f"{run_id}.jsonl").read_text().splitlines(keepends=True)
+
+
+def _write(ws: Path, run_id: str, lines: list[str]) -> None:
+    (ws / "trace" / f"{run_id}.jsonl").write_text("".join(lines))
+
+
+def _problem(ws: Path, run_id: str) -> str | None:
+    from harness.workspace import Workspace
+
+    (res,) = verify_traces(Workspace(ws), run_id)
+    return None if res.ok else res.problem
+
+
+def test_untouched_trace_verifies(committed: tuple[Path, str]) -> None:
+    assert _problem(*committed) is None
+
+
+def test_edited_record_is_caught(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    lines = _lines(ws, rid)
+    lines[2] = lines[2].replace('"seed"', '"oracle"')
+    _write(ws, rid, lines)
+    assert "edited" in (_problem(ws, rid) or "")
+
+
+def test_deleted_record_is_caught(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    lines = _lines(ws, rid)
+    del lines[3]
+    _write(ws, rid, lines)
+    assert "deleted or reordered" in (_problem(ws, rid) or "")
+
+
+def test_reordered_records_are_caught(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    lines = _lines(ws, rid)
+    lines[3], lines[4] = lines[4], lines[3]
+    _write(ws, rid, lines)
+    assert "deleted or reordered" in (_problem(ws, rid) or "")
+
+
+def test_truncated_trace_is_caught(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    _write(ws, rid, _lines(ws, rid)[:-2])
+    assert "truncated" in (_problem(ws, rid) or "")
+
+
+def test_recomputed_chain_is_caught_by_the_anchor(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    events = [json.loads(x) for x in _lines(ws, rid)]
+    events[1]["rule"] = "forged"
+    prev = events[0]["hash"]
+    for ev in events[1:]:
+        ev["prev"] = prev
+        ev["hash"] = event_hash(ev)
+        prev = ev["hash"]
+    _write(ws, rid, [json.dumps(e) + "\n" for e in events])
+    assert "recomputed" in (_problem(ws, rid) or "")
+
+
+def test_planted_trace_without_ledger_row_is_caught(committed: tuple[Path, str]) -> None:
+    ws, rid = committed
+    (ws / "trace" / "ghost.r1.jsonl").write_text("".join(_lines(ws, rid)))
+    from harness.workspace import Workspace
+
+    bad = [r for r in verify_traces(Workspace(ws)) if not r.ok]
+    assert [r.run_id for r in bad] == ["ghost.r1"]
