@@ -32,6 +32,7 @@ from harness.models import Artifact, Cell, CellRef, Critique, Location, Verdict
 from harness.pack import Pack
 from harness.pools import Pools, normalize_label
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
+from ontology.axioms import fragment
 from ontology.index import DataRule
 
 __all__ = ["ValueGate"]
@@ -79,8 +80,8 @@ class ValueGate:
         self._patterns = [re.compile(p) for p in policy.placeholder_patterns]
         self._violations = {v.iri: v for v in index.violations}
         self._prop_iris = {v.iri: self._prop_iri(v.property) for v in index.violations}
-        self._labels = sorted({normalize_label(t) for i in self.pools.individuals.values()
-                               for t in (i.name, *i.labels)})
+        individuals = self.pools.individuals.values()
+        self._labels = sorted({normalize_label(t) for i in individuals for t in (i.name, *i.labels)})
 
     @classmethod
     def from_pack(
@@ -126,7 +127,9 @@ class ValueGate:
             gate=self.name,
             artifact_id=c.artifact.id,
             critiques=tuple(crits),
-            rejected=tuple(sorted(c.rejected, key=lambda r: (order.get(r.table, -1), r.row, r.column))),
+            rejected=tuple(
+                sorted(c.rejected, key=lambda r: (order.get(r.table, -1), r.row, r.column))
+            ),
             metrics={
                 "cells": float(c.cells),
                 "object_cells": float(c.object_cells),
@@ -168,7 +171,7 @@ class ValueGate:
                     if col.kind == "id" or not col.property:
                         continue
                     ref = CellRef(table=table, row=row_i, column=column)
-                    self._cell(c, ref, row, col.kind, col.property, required)
+                    self._cell(c, ref, row, kind=col.kind, prop=col.property, required=required)
                 facts = tuple(
                     (self._prop_iri(p), self.index.individual_iris[v])
                     for p, v in values.items() if v is not None and v in self.index.individual_iris
@@ -177,7 +180,7 @@ class ValueGate:
         return c
 
     def _cell(
-        self, c: _Check, ref: CellRef, row: dict[str, Cell], kind: str, prop: str,
+        self, c: _Check, ref: CellRef, row: dict[str, Cell], *, kind: str, prop: str,
         required: dict[str, str],
     ) -> None:
         raw = row.get(ref.column)
@@ -185,17 +188,18 @@ class ValueGate:
         if self.is_placeholder(raw):
             c.placeholders += 1
             hint = self._members_hint(expected) if kind == "object" else self._data_hint(prop)
-            self._add(c, ref, "value.placeholder", raw, expected, (), hint,
-                      f"{raw!r} is a placeholder, not a value")
+            self._add(c, ref, "value.placeholder", observed=raw, expected=expected, hint=hint,
+                      message=f"{raw!r} is a placeholder, not a value")
         elif kind == "object" and self.pools.resolve(raw) is None:
-            self._add(c, ref, "value.unknown", raw, expected, (), self._did_you_mean(raw, expected),
-                      f"{raw!r} is not an individual of the ontology")
+            self._add(c, ref, "value.unknown", observed=raw, expected=expected,
+                      hint=self._did_you_mean(raw, expected),
+                      message=f"{raw!r} is not an individual of the ontology")
         elif kind == "data" and prop in self.index.data_rules:
             problem = _data_problem(raw, self.index.data_rules[prop])
             if problem:
                 rule = self.index.data_rules[prop]
-                self._add(c, ref, "value.range", raw, _describe(rule), rule.axioms,
-                          f"give a {_describe(rule)}", problem)
+                self._add(c, ref, "value.range", observed=raw, expected=_describe(rule),
+                          evidence=rule.axioms, hint=f"give a {_describe(rule)}", message=problem)
 
     def _range(self, prop: str) -> str | None:
         for v in self.index.violations:
@@ -204,20 +208,21 @@ class ValueGate:
         return None
 
     def _add(
-        self, c: _Check, ref: CellRef, code: str, observed: Cell, expected: str | None,
-        evidence: Sequence[str], hint: str | None, message: str, severity: str = "error",
+        self, c: _Check, ref: CellRef, code: str, *, observed: Cell, expected: str | None,
+        evidence: Sequence[str] = (), hint: str | None, message: str,
     ) -> None:
-        row = c.artifact.tables[ref.table][ref.row]
-        loc = Location(table=ref.table, row=ref.row, key=self.pack.row_key(ref.table, row),
+        loc = Location(table=ref.table, row=ref.row, key=self._key(c, ref.table, ref.row),
                        column=ref.column)
         c.critiques.append(Critique(
-            code=code, severity="error" if severity == "error" else "warn", gate=self.name,
+            code=code, gate=self.name,
             location=loc, observed=None if observed is None else str(observed),
             expected=expected, evidence=tuple(evidence), fix_hint=hint,
             message=f"{ref} ({loc.key}): {message}",
         ))
-        if severity == "error":
-            c.rejected.add(ref)
+        c.rejected.add(ref)
+
+    def _key(self, c: _Check, table: str, row: int) -> str:
+        return self.pack.row_key(table, dict(c.artifact.tables[table][row]))
 
     def _members_hint(self, cls: str | None, limit: int = 6) -> str | None:
         members = self.pools.members(cls) if cls else ()
@@ -259,10 +264,11 @@ class ValueGate:
             raw = c.artifact.value(ref)
             evidence = [v.axiom, *self._why_row_in(v.on_class, values)]
             evidence += self._why_not(value, v.required) if value else []
-            self._add(c, ref, "value.disjoint", raw, v.required, evidence,
-                      self._members_hint(v.required) if v.required_named else None,
-                      f"{raw!r} cannot be a {v.required}, which "
-                      f"{'a ' + v.on_class if v.kind == 'restriction' else v.property} requires")
+            who = f"a row of {v.on_class}" if v.kind == "restriction" else f"range({v.property})"
+            self._add(c, ref, "value.disjoint", observed=raw, expected=v.required,
+                      evidence=evidence,
+                      hint=self._members_hint(v.required) if v.required_named else None,
+                      message=f"{raw!r} cannot be a member of {v.required}, as {who} requires")
 
     def _why_row_in(self, cls: str, values: dict[str, str | None]) -> list[str]:
         out: list[str] = []
@@ -276,25 +282,26 @@ class ValueGate:
 
     def _why_not(self, value: str, required: str) -> list[str]:
         info = self.pools.individuals.get(value)
+        classes = self.pools.classes
         types = [t for t in (info.types if info else ())
-                 if required in (self.pools.classes[t].disjoint_with if t in self.pools.classes else ())]
+                 if t in classes and required in classes[t].disjoint_with]
         if not types:
             return [f"HermiT: {value} ∉ {required}"]
         t = max(types, key=lambda k: (len(self.pools.classes[k].superclasses), k))
         return [f"{value} : {t}", f"{t} ⊓ {required} ⊑ ⊥ (disjoint)"]
 
     def _unsat(self, c: _Check, conflict: list[RowFacts]) -> None:
-        names = [f"{r.table}[{r.row}] ({self.pack.row_key(r.table, c.artifact.tables[r.table][r.row])})"
-                 for r in conflict]
+        names = [f"{r.table}[{r.row}] ({self._key(c, r.table, r.row)})" for r in conflict]
         evidence = tuple(
-            f"{n}: " + ", ".join(f"{p.rsplit('#', 1)[-1]} {i.rsplit('#', 1)[-1]}" for p, i in r.values)
+            f"{n}: " + ", ".join(f"{fragment(p)} {fragment(i)}" for p, i in r.values)
             for n, r in zip(names, conflict, strict=True)
         )
         for r in conflict:
             row = c.artifact.tables[r.table][r.row]
-            key = self.pack.row_key(r.table, row)
+            key = self._key(c, r.table, r.row)
+            loc = Location(table=r.table, row=r.row, key=key)
             c.critiques.append(Critique(
-                code="value.unsat", gate=self.name, location=Location(table=r.table, row=r.row, key=key),
+                code="value.unsat", gate=self.name, location=loc,
                 evidence=evidence, fix_hint="change one value of these rows",
                 message=f"{r.table}[{r.row}] ({key}): these rows together contradict the ontology: "
                 + "; ".join(names),
@@ -317,10 +324,11 @@ class ValueGate:
                 if value is None or need is None or ref in c.rejected:
                     continue
                 if not self.pools.is_member(value, need):
-                    self._add(c, ref, "value.not_entailed", c.artifact.value(ref), need,
-                              (f"{value} : {', '.join(self.pools.individuals[value].types)}",),
-                              self._members_hint(need),
-                              f"{c.artifact.value(ref)!r} is not known to be a {need}")
+                    raw = c.artifact.value(ref)
+                    types = ", ".join(self.pools.individuals[value].types)
+                    self._add(c, ref, "value.not_entailed", observed=raw, expected=need,
+                              evidence=(f"{value} : {types}",), hint=self._members_hint(need),
+                              message=f"{raw!r} is not entailed to be a member of {need}")
 
 
 def _describe(rule: DataRule) -> str:
@@ -334,7 +342,7 @@ def _describe(rule: DataRule) -> str:
     return kind + (f" {' and '.join(bounds)}" if bounds else "")
 
 
-def _data_problem(raw: Cell, rule: DataRule) -> str | None:  # noqa: PLR0911
+def _data_problem(raw: Cell, rule: DataRule) -> str | None:
     if rule.datatype in ("string", "any"):
         return None
     if rule.datatype == "boolean":
@@ -354,11 +362,12 @@ def _data_problem(raw: Cell, rule: DataRule) -> str | None:  # noqa: PLR0911
         return f"{raw!r} is not a finite number"
     if rule.datatype == "integer" and not is_int:
         return f"{raw!r} is not an integer"
-    checks = (
-        (rule.min_inclusive, lambda b: number >= b), (rule.max_inclusive, lambda b: number <= b),
-        (rule.min_exclusive, lambda b: number > b), (rule.max_exclusive, lambda b: number < b),
+    outside = (
+        (rule.min_inclusive is not None and number < rule.min_inclusive)
+        or (rule.max_inclusive is not None and number > rule.max_inclusive)
+        or (rule.min_exclusive is not None and number <= rule.min_exclusive)
+        or (rule.max_exclusive is not None and number >= rule.max_exclusive)
     )
-    for bound, ok in checks:
-        if bound is not None and not ok(bound):
-            return f"{raw!r} is outside the range ({_describe(rule)})"
+    if outside:
+        return f"{raw!r} is outside the range ({_describe(rule)})"
     return None

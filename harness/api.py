@@ -15,7 +15,7 @@ from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
 from harness.errors import ConfigError, CorpusError, SetupError
 from harness.ledger import Ledger
-from harness.loop import Engines, Run, step_cohort
+from harness.loop import Engines, Run, start_cohort, step_cohort
 from harness.models import Artifact, RunState
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
@@ -153,8 +153,7 @@ def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_
         progress(0, len(todo))
     for i in range(0, len(todo), cohort_size):
         runs = [_new_run(session, a, session.engines.clock) for a in todo[i:i + cohort_size]]
-        for run in runs:
-            run.start(session.engines, batch_id, session.pack.name, session.pack.config.pack.version)
+        start_cohort(runs, session.engines, batch_id, session.pack.name, session.pack.config.pack.version)
         while any(not r.state.terminal for r in runs):
             step_cohort(runs, session.engines)
             now = finished + sum(1 for r in runs if r.state.terminal)

@@ -8,6 +8,8 @@ they end, so `trace verify` also catches a truncated or recomputed chain.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,12 +88,35 @@ class Ledger:
             (run_id, artifact_id, batch_id, input_hash, started_at),
         )
 
+    def start_runs(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+        """(run_id, artifact_id, batch_id, input_hash, started_at) for many runs, one transaction."""
+        with self._txn():
+            self._db.executemany(
+                "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
+                " VALUES (?, ?, ?, ?, 'running', ?)", rows)
+
     def finish_run(self, run_id: str, status: str, trace_len: int, trace_head: str,
                    outcome_json: str | None) -> None:
-        self._db.execute(
-            "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
-            (status, trace_len, trace_head, outcome_json, run_id),
-        )
+        self.finish_runs([(run_id, status, trace_len, trace_head, outcome_json)])
+
+    def finish_runs(self, rows: Sequence[tuple[str, str, int, str, str | None]]) -> None:
+        """Anchor many finished runs (run_id, status, trace_len, trace_head, outcome) at once."""
+        if not rows:
+            return
+        with self._txn():
+            self._db.executemany(
+                "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
+                [(st, n, head, out, rid) for rid, st, n, head, out in rows])
+
+    @contextmanager
+    def _txn(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def runs(self, status: str | None = None) -> list[RunRow]:
         sql = "SELECT * FROM runs" + (" WHERE status = ?" if status else "") + " ORDER BY started_at, run_id"

@@ -42,7 +42,7 @@ from harness.trace.events import (
     VerdictEvent,
 )
 
-__all__ = ["Engines", "Run", "step_cohort"]
+__all__ = ["Engines", "Run", "start_cohort", "step_cohort"]
 
 
 @dataclass
@@ -94,7 +94,8 @@ class Run:
         }
 
     def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
-        eng.ledger.start_run(self.run_id, self.input.id, batch_id, self.input_hash, eng.clock())
+        """Write the first trace record; the caller registers the run in the ledger
+        (`start_runs`, one transaction per cohort)."""
         self.trace.append(RunStarted, artifact_id=self.input.id, batch_id=batch_id, pack=pack,
                           pack_version=pack_version, proposer=eng.proposer.name,
                           agenda=eng.agenda.name, input_hash=self.input_hash,
@@ -104,6 +105,7 @@ class Run:
 def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     """One cycle for every active run: decide, fire, then run effectors grouped."""
     plan: dict[E, list[Run]] = defaultdict(list)
+    finished = []
     for run in runs:
         if run.state.terminal:
             continue
@@ -112,7 +114,8 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
         if decision.effector is not None:
             plan[decision.effector].append(run)
         elif run.state.terminal:
-            _finish(run, eng)
+            finished.append(_finish(run, eng))
+    eng.ledger.finish_runs(finished)  # one transaction anchors every run that ended
     for effector, group in plan.items():
         _run_effector(effector, group, eng)
 
@@ -283,12 +286,18 @@ def _hold(run: Run, eng: Engines) -> None:
     run.outcome = "held"
 
 
-def _finish(run: Run, eng: Engines) -> None:
+def start_cohort(runs: Sequence[Run], eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
+    """Register runs in the ledger (one transaction) and open their traces."""
+    eng.ledger.start_runs([(r.run_id, r.input.id, batch_id, r.input_hash, eng.clock()) for r in runs])
+    for r in runs:
+        r.start(eng, batch_id, pack, pack_version)
+
+
+def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str]:
     outcome = Outcome(run_id=run.run_id, artifact_id=run.input.id, state=run.state,
                       attempts=run.attempt, cycles=run.cycles, critique_codes=dict(run.codes),
                       proposer=eng.proposer.name, content_hash=run.content_hash, error=run.error)
     run.trace.append(OutcomeEvent, outcome=outcome)
     run.trace.close()
-    eng.ledger.finish_run(run.run_id, run.state.value, run.trace.seq, run.trace.head,
-                          outcome.model_dump_json())
     eng.agenda.forget(run.run_id)
+    return (run.run_id, run.state.value, run.trace.seq, run.trace.head, outcome.model_dump_json())

@@ -38,7 +38,7 @@ def render_value(value: Any) -> str:
     return repr(value)
 
 
-def render(expr: Any) -> str:  # noqa: PLR0911, C901 - one case per construct
+def render(expr: Any) -> str:  # noqa: C901 - one case per construct
     """A class expression in DL notation."""
     if expr is owlready2.Thing:
         return "⊤"

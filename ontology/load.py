@@ -120,7 +120,7 @@ def _parse(world: Any, iri: str, path: Path) -> Any:
             return world.get_ontology(iri).load(fileobj=fh)
     except PackError:
         raise
-    except Exception as exc:  # noqa: BLE001 - owlready2 raises many kinds; all mean "bad file"
+    except Exception as exc:
         raise PackError(
             f"the ontology does not parse: {type(exc).__name__}: {str(exc)[:300]}",
             file=path,

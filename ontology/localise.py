@@ -56,6 +56,7 @@ def localise(
     violation_nt: str,
     violation_props: dict[str, str],
     runner: HermitRunner,
+    *,
     max_conflicts: int = 3,
 ) -> Findings:
     """Find the offending rows of a cohort. `violation_props`: V IRI -> property IRI."""

@@ -44,7 +44,8 @@ def _cache_key(pack: Pack) -> tuple[str, str]:
         {t: b.model_dump() for t, b in pack.tables.items()}, sort_keys=True
     )
     onto = ontology_hash(pack.ontology_path)
-    key = ontology_hash(pack.ontology_path, CODE_VERSION + bindings + pack.config.ontology.namespace)
+    salt = CODE_VERSION + bindings + pack.config.ontology.namespace
+    key = ontology_hash(pack.ontology_path, salt)
     return onto, key
 
 
@@ -144,7 +145,8 @@ def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any],
             if col.kind == "id" or col.property is None:
                 continue
             prop = _lookup(loaded, ns, col.property)
-            want = owlready2.ObjectPropertyClass if col.kind == "object" else owlready2.DataPropertyClass
+            want = (owlready2.ObjectPropertyClass if col.kind == "object"
+                    else owlready2.DataPropertyClass)
             if not isinstance(prop, want):
                 what = "an object" if col.kind == "object" else "a data"
                 raise PackError(
@@ -206,7 +208,8 @@ def _pools(
         if name in individuals:
             continue  # two IRIs, one fragment: the first (sorted) wins
         types = sorted({fragment(t) for t in result.individual_types(iri) if t in named})
-        individuals[name] = IndividualInfo(name=name, labels=_labels(loaded, iri), types=tuple(types))
+        labels = _labels(loaded, iri)
+        individuals[name] = IndividualInfo(name=name, labels=labels, types=tuple(types))
         for t in types:
             members.setdefault(t, []).append(name)
     infos: dict[str, ClassInfo] = {}

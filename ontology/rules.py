@@ -72,7 +72,8 @@ class RuleBuilder:
         return self.world[iri]
 
     def _supers(self, cls: Any) -> list[Any]:
-        return [e for a in sorted(self.result.ancestors(str(cls.iri))) if _named(e := self._entity(a))]
+        ancestors = sorted(self.result.ancestors(str(cls.iri)))
+        return [e for a in ancestors if _named(e := self._entity(a))]
 
     def _definable_subs(self, cls: Any) -> list[Any]:
         iri = str(cls.iri)
@@ -101,15 +102,17 @@ class RuleBuilder:
                         continue
                     seen.add(r.storid)
                     axiom = f"{fragment(str(c.iri))} ⊑ {render(r)}"
-                    self._add(
-                        "restriction", c, prop, r.value, axiom, f"<{c.iri}> {_SUBCLASS} {_node(r)} ."
-                    )
+                    triple = f"<{c.iri}> {_SUBCLASS} {_node(r)} ."
+                    self._add("restriction", c, prop, filler=r.value, axiom=axiom, triple=triple)
         for iri, prop in sorted(bound_objs.items()):
             for rng in prop.range:
                 axiom = f"range({prop.name}) = {render(rng)}"
-                self._add("range", None, prop, rng, axiom, f"<{iri}> {_RANGE} {_node(rng)} .")
+                triple = f"<{iri}> {_RANGE} {_node(rng)} ."
+                self._add("range", None, prop, filler=rng, axiom=axiom, triple=triple)
 
-    def _add(self, kind: Any, cls: Any, prop: Any, filler: Any, axiom: str, triple: str) -> None:
+    def _add(
+        self, kind: Any, cls: Any, prop: Any, *, filler: Any, axiom: str, triple: str
+    ) -> None:
         n = len(self._violations)
         v = ViolationClass(
             iri=f"{VIOLATION_NS}V{n}",
@@ -182,7 +185,9 @@ class RuleBuilder:
             base = fragment(str(cls.iri))
             up = self._supers(cls)
             require, axioms = self._requirements(up, table)
-            rules.append(RowRule(row_class=base, base_class=base, require=require, axioms=tuple(axioms)))
+            rules.append(
+                RowRule(row_class=base, base_class=base, require=require, axioms=tuple(axioms))
+            )
             allowed = {str(c.iri) for c in up}
             for sub in self._definable_subs(cls):
                 when, defs = self._conditions(sub, allowed)

@@ -1,12 +1,15 @@
 """The offline proposer: deterministic repairs from the typed critique, no network.
 
-It repairs exactly the cells the critiques name, never a locked cell of the spine:
+It repairs what the error critiques name, never a locked cell of the spine (warns are noted,
+not repaired):
 
 * `value.*` on a cell          -> `synth_column` for that cell (within the expected class)
 * `ri.fk_orphan`               -> point the foreign key at an existing key it references
 * `ri.pk_duplicate`            -> a fresh unique key (the first row of a duplicate keeps its key)
-* `ri.not_null` and other `ri.*` on a cell -> fill by the column's kind
-* a row-level `value.*`/`ri.*` -> the row's unlocked object and data cells
+* `ri.not_null` and other `ri.*` on a cell -> fill by the column's kind (object: synth;
+                                  data: a value admitted elsewhere in the column; id: a key)
+* a row- or table-level finding -> the row's unlocked non-key cells, and every other unlocked
+                                  cell no critique names (the gate rejected it for that finding)
 * `prose.*`                    -> `draft_prose`; the prose is also redrafted when a repair
                                   changed an entity-column cell or a value the old prose names
 
@@ -57,7 +60,7 @@ class _Repair:
         self.changed: dict[CellRef, Cell] = {}  # cell -> value before the repair
         self.notes: list[str] = []
         self.tool_calls: list[str] = []
-        self.flagged = {ref for c in self.critiques if (ref := c.location.cell()) is not None}
+        self.named = {ref for c in self.critiques if (ref := c.location.cell()) is not None}
 
     # -- bookkeeping -------------------------------------------------------------------
     def artifact(self, prose: str | None = None) -> Artifact:
@@ -84,17 +87,28 @@ class _Repair:
     def run(self) -> Proposal:
         redraft = False
         duplicates: list[Critique] = []
+        cell_less: list[Critique] = []
         for c in self.critiques:
-            if c.code.startswith("prose."):
+            if c.severity != "error":
+                self.notes.append(f"{c.code} ({c.severity}): not repaired")
+            elif c.code.startswith("prose."):
                 redraft = True
             elif c.code == "ri.pk_duplicate":
                 duplicates.append(c)
             elif c.code == "ri.fk_orphan" and c.location.cell() is None:
                 self.repair_row_fks(c)
-            elif c.code.startswith(("value.", "ri.")):
-                for ref in self.targets(c):
-                    self.repair_cell(ref, c)
+            elif not c.code.startswith(("value.", "ri.")):
+                self.notes.append(f"{c.code}: not a finding the offline proposer repairs")
+            elif (ref := c.location.cell()) is not None:
+                self.repair_cell(ref, c.code, c.expected)
+            else:
+                cell_less.append(c)
         self.repair_duplicates(duplicates)
+        for c in cell_less:
+            for ref in self.row_targets(c):
+                self.repair_cell(ref, c.code, None)
+        if cell_less:
+            self.repair_implied(cell_less[0].code)
         self.restore_locked()
         prose = None
         if self.o.pack.config.prose.enabled and (redraft or self.prose_is_stale()):
@@ -108,78 +122,96 @@ class _Repair:
             tool_calls=tuple(self.tool_calls),
         )
 
-    def targets(self, c: Critique) -> list[CellRef]:
-        """The cells a critique asks to repair: its cell, or a row's object and data cells."""
-        loc = c.location
-        if (ref := loc.cell()) is not None:
-            return [ref]
-        if loc.table is None or loc.row is None or loc.table not in self.o.pack.tables:
-            self.notes.append(f"{c.code}: no cell or row named; nothing repaired")
-            return []
-        binding = self.o.pack.tables[loc.table]
-        return [CellRef(table=loc.table, row=loc.row, column=col)
-                for col, b in binding.columns.items() if b.kind != "id"]
+    def open_cells(self, table: str, row: int) -> list[CellRef]:
+        """The row's unlocked, unrepaired, non-key cells."""
+        binding = self.o.pack.tables[table]
+        refs = [CellRef(table=table, row=row, column=col)
+                for col in binding.columns if col not in binding.key]
+        return [r for r in refs if str(r) not in self.locked and r not in self.changed]
 
-    def repair_cell(self, ref: CellRef, c: Critique) -> None:
+    def row_targets(self, c: Critique) -> list[CellRef]:
+        """A row-level finding: the row's cells the gates did not admit."""
+        loc = c.location
+        if loc.table is None or loc.row is None or loc.table not in self.o.pack.tables:
+            return []
+        if loc.row >= len(self.tables.get(loc.table, [])):
+            self.notes.append(f"{c.code}: {loc.table}[{loc.row}] does not exist")
+            return []
+        return self.open_cells(loc.table, loc.row)
+
+    def repair_implied(self, code: str) -> None:
+        """Cells no critique names but the gates did not admit (e.g. the cells an assertion
+        rejected for a finding located on another row) get the same repair by kind."""
+        for table in sorted(self.tables):
+            if table not in self.o.pack.tables:
+                continue
+            for row in range(len(self.tables[table])):
+                for ref in self.open_cells(table, row):
+                    if ref not in self.named and self.exists(ref):
+                        self.repair_cell(ref, f"implied by {code}", None)
+
+    def repair_cell(self, ref: CellRef, why: str, expected: str | None) -> None:
         if str(ref) in self.locked:
-            self.notes.append(f"{ref}: locked, left as it is ({c.code})")
+            self.notes.append(f"{ref}: locked, left as it is ({why})")
             return
         if not self.exists(ref):
-            self.notes.append(f"{ref}: no such cell ({c.code})")
+            self.notes.append(f"{ref}: no such cell ({why})")
             return
         kind = self.o.pack.tables[ref.table].columns[ref.column].kind
         if kind == "object":
-            self.synth(ref, c)
+            self.synth(ref, why, expected)
         elif kind == "data":
-            self.fill_data(ref, c)
-        elif (ref.table, ref.column) in self.o.fks or c.code == "ri.fk_orphan":
-            self.point_fk(ref, c)
+            self.fill_data(ref, why)
+        elif (ref.table, ref.column) in self.o.fks or why == "ri.fk_orphan":
+            self.point_fk(ref, why, expected)
         else:
             rows = self.tables[ref.table]
             key = fresh_key([r.get(ref.column) for r in rows], rows[ref.row].get(ref.column))
-            self.set(ref, key, c.code)
+            self.set(ref, key, why)
 
-    def synth(self, ref: CellRef, c: Critique) -> None:
-        within = c.expected if c.expected in self.o.pools.classes else None
+    def synth(self, ref: CellRef, why: str, expected: str | None) -> None:
+        within = expected if expected in self.o.pools.classes else None
         self.tool_calls.append("synth_column")
         values = synth_column(self.o.pack, self.o.pools, self.artifact(), ref.table, ref.column,
                               [ref.row], seed=self.seed, within=within)
         if ref.row in values:
-            self.set(ref, values[ref.row], c.code + (f", within {within}" if within else ""))
+            self.set(ref, values[ref.row], why + (f", within {within}" if within else ""))
         else:
-            self.notes.append(f"{ref}: no admissible value found ({c.code})")
+            self.notes.append(f"{ref}: no admissible value found ({why})")
 
-    def fill_data(self, ref: CellRef, c: Critique) -> None:
-        """A literal the other rows agree on (most common unflagged value of the column)."""
+    def fill_data(self, ref: CellRef, why: str) -> None:
+        """A literal admitted elsewhere in the column (the most common locked value), else the
+        most common value of a cell no critique names."""
         rows = self.tables[ref.table]
-        pool = Counter(
-            (type(v).__name__, v) for i, r in enumerate(rows)
-            if i != ref.row and (v := r.get(ref.column)) is not None
-            and CellRef(table=ref.table, row=i, column=ref.column) not in self.flagged
-        )
+        others = [(CellRef(table=ref.table, row=i, column=ref.column), v)
+                  for i, r in enumerate(rows)
+                  if i != ref.row and (v := r.get(ref.column)) is not None]
+        pool = Counter((type(v).__name__, v) for r, v in others if str(r) in self.locked) \
+            or Counter((type(v).__name__, v) for r, v in others
+                       if r not in self.named and r not in self.changed)
         if not pool:
-            self.notes.append(f"{ref}: no value to copy for a data cell ({c.code})")
+            self.notes.append(f"{ref}: no value to copy for a data cell ({why})")
             return
         (_, value), _ = min(pool.items(), key=lambda kv: (-kv[1], kv[0][0], str(kv[0][1])))
-        self.set(ref, value, c.code)
+        self.set(ref, value, why)
 
-    def reference_of(self, ref: CellRef, c: Critique) -> tuple[str, str] | None:
-        if c.expected and "." in c.expected:
-            table, _, column = c.expected.partition(".")
-            if table in self.tables or table in self.o.pack.tables:
+    def reference_of(self, ref: CellRef, expected: str | None) -> tuple[str, str] | None:
+        if expected and "." in expected:
+            table, _, column = expected.partition(".")
+            if table in self.o.pack.tables and column in self.o.pack.tables[table].columns:
                 return table, column
         return self.o.fks.get((ref.table, ref.column))
 
-    def point_fk(self, ref: CellRef, c: Critique) -> None:
-        target = self.reference_of(ref, c)
+    def point_fk(self, ref: CellRef, why: str, expected: str | None) -> None:
+        target = self.reference_of(ref, expected)
         if target is None:
-            self.notes.append(f"{ref}: no referenced table known ({c.code})")
+            self.notes.append(f"{ref}: no referenced table known ({why})")
             return
         value = pick_reference(self.artifact(), target[0], target[1], self.seed, ref)
         if value is None:
-            self.notes.append(f"{ref}: {target[0]} has no keys to point at ({c.code})")
+            self.notes.append(f"{ref}: {target[0]} has no keys to point at ({why})")
             return
-        self.set(ref, value, f"{c.code}, -> {target[0]}.{target[1]}")
+        self.set(ref, value, f"{why}, -> {target[0]}.{target[1]}")
 
     def repair_row_fks(self, c: Critique) -> None:
         """A row-level orphan: repair each foreign key of the row that names no row."""
@@ -193,7 +225,7 @@ class _Repair:
                 continue
             keys = {r.get(rc) for r in self.tables.get(rt, [])}
             if self.tables[table][loc.row].get(column) not in keys:
-                self.repair_cell(ref, c)
+                self.repair_cell(ref, c.code, None)
 
     def repair_duplicates(self, critiques: list[Critique]) -> None:
         """Give flagged duplicates fresh keys; the first row holding a key keeps it."""

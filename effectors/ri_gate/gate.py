@@ -169,7 +169,7 @@ class RiGate:
             return None
         table, row, column = m.group(1), int(m.group(2)), m.group(3)
         rows = artifact.tables.get(table, [])
-        if row >= len(rows) or column not in self.schema.table(table).column_names:
+        if row >= len(rows) or column not in rows[row]:
             return None
         return CellRef(table=table, row=row, column=column)
 
@@ -196,7 +196,8 @@ class RiGate:
         cells: list[CellRef] = []
         if severity == "error" and h.reject:
             if row is not None and h.table is not None and h.row is not None:
-                cells += [CellRef(table=h.table, row=h.row, column=c) for c in h.columns]
+                cells += [CellRef(table=h.table, row=h.row, column=c)
+                          for c in h.columns if c in row]  # a missing cell has no ref
             cells += [c for c in (self._cell(artifact, r) for r in h.extra_cells) if c]
         return crit, cells
 

@@ -68,7 +68,9 @@ OBJECT_PROPERTIES: dict[str, tuple[str, str]] = {
 DATA_PROPERTIES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "onFloor": ("RoomRow", "integer", [("minInclusive", "-3"), ("maxInclusive", "40")]),
     "hasRatedPowerKw": ("EquipmentRow", "decimal", [("minExclusive", "0")]),
-    "hasIntervalMonths": ("MaintenanceRow", "integer", [("minInclusive", "1"), ("maxInclusive", "120")]),
+    "hasIntervalMonths": (
+        "MaintenanceRow", "integer", [("minInclusive", "1"), ("maxInclusive", "120")]
+    ),
 }
 
 # table -> column -> value class of an object column (what a clean cell must name)
@@ -141,7 +143,8 @@ _IMF, _HMF, _EMF = "ImagingManufacturer", "HVACManufacturer", "ElectricalManufac
 INDIVIDUALS: tuple[Individual, ...] = (
     # imaging equipment types
     _ind("ct_scanner", _IET, "CT scanner", "computed tomography scanner", domain="imaging"),
-    _ind("mri_scanner", _IET, "MRI scanner", "magnetic resonance imaging scanner", domain="imaging"),
+    _ind("mri_scanner", _IET, "MRI scanner", "magnetic resonance imaging scanner",
+         domain="imaging"),
     _ind("xray_unit", _IET, "X-ray unit", "radiographic X-ray system", domain="imaging"),
     _ind("ultrasound_system", _IET, "ultrasound system", "diagnostic ultrasound scanner",
          domain="imaging"),

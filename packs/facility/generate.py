@@ -21,7 +21,7 @@ from xml.sax.saxutils import escape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import domain as d  # noqa: E402
+import domain as d
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -45,7 +45,10 @@ def _all_values(prop: str, cls: str) -> list[str]:
 
 
 def _class(name: str, comment: str, parent: str | None = None) -> list[str]:
-    out = [f'  <owl:Class rdf:about="#{name}">', f"    <rdfs:comment>{escape(comment)}</rdfs:comment>"]
+    out = [
+        f'  <owl:Class rdf:about="#{name}">',
+        f"    <rdfs:comment>{escape(comment)}</rdfs:comment>",
+    ]
     if parent:
         out.append(f'    <rdfs:subClassOf rdf:resource="#{parent}"/>')
     if name in d.ROW_CLASSES:
@@ -167,6 +170,7 @@ def render_owl() -> str:
 Row = dict[str, str | int | float]
 Tables = dict[str, list[Row]]
 Truth = dict[str, object]
+CellAt = tuple[str, int, str]  # table, row, column
 
 CLEAN_SHARE = 0.25
 PLACEHOLDER_ARTIFACT_SHARE = 0.50  # of all artifacts; the rest of the flawed get other kinds
@@ -200,6 +204,10 @@ def _label(name: str) -> str:
 def _article(label: str) -> str:
     vowel = label[0].lower() in "aeiou" or label.startswith(("MRI", "X-ray", "NFPA"))
     return "an" if vowel else "a"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _join(items: list[str]) -> str:
@@ -289,10 +297,10 @@ def body_sentences(rng: random.Random, tables: Tables, site: str) -> list[str]:
     depts = list(dict.fromkeys(x for r in rooms if (x := _as(r["department"], "Department"))))
     serving = f", serving the {_join(depts)}" if depts else ""
     out = [rng.choice((
-        f"This register covers {len(rooms)} rooms and {len(equipment)} items of equipment "
-        f"at {site}{serving}.",
-        f"At {site}, the register lists {len(equipment)} items of equipment in "
-        f"{len(rooms)} rooms{serving}.",
+        f"This register covers {_n(len(rooms), 'room')} and {_n(len(equipment), 'item')} of "
+        f"equipment at {site}{serving}.",
+        f"At {site}, the register lists {_n(len(equipment), 'item')} of equipment in "
+        f"{_n(len(rooms), 'room')}{serving}.",
     ))]
     known = {r["room_id"] for r in rooms}
     for room in rooms:
@@ -308,7 +316,7 @@ def body_sentences(rng: random.Random, tables: Tables, site: str) -> list[str]:
     months = sorted(int(t["interval_months"]) for t in tasks)
     span = f"every {months[0]} months" if months[0] == months[-1] else \
         f"at intervals between {months[0]} and {months[-1]} months"
-    out.append(f"The maintenance schedule holds {len(tasks)} tasks, {span}.")
+    out.append(f"The maintenance schedule holds {_n(len(tasks), 'task')}, {span}.")
     return out
 
 
@@ -342,17 +350,18 @@ def _closing(rng: random.Random, n: int) -> list[str]:
 # --- defects ---
 
 
-def _truth(aid: str, code: str, table: str, row: int, column: str, value: object) -> Truth:
-    return {"artifact_id": aid, "gate": GATES[code.split(".")[0]], "code": code,
-            "table": table, "row": row, "column": column, "observed": value}
+def _truth(aid: str, code: str, cell: CellAt, tables: Tables) -> Truth:
+    table, row, column = cell
+    return {"artifact_id": aid, "gate": GATES[code.split(".", maxsplit=1)[0]], "code": code,
+            "table": table, "row": row, "column": column, "observed": tables[table][row][column]}
 
 
-def _inject_disjoint(rng: random.Random, aid: str, t: Tables, canonical: bool) -> Truth:
+def _inject_disjoint(rng: random.Random, t: Tables, canonical: bool) -> CellAt:
     eq = t["equipment"]
     if canonical:
         i = next(i for i, r in enumerate(eq) if r["equipment_type"] == _label("ct_scanner"))
         eq[i]["standard"] = _label("ASHRAE_62_1")
-        return _truth(aid, "value.disjoint", "equipment", i, "standard", eq[i]["standard"])
+        return ("equipment", i, "standard")
     roll = rng.random()
     if roll < 0.75:
         i = rng.randrange(len(eq))
@@ -362,31 +371,30 @@ def _inject_disjoint(rng: random.Random, aid: str, t: Tables, canonical: bool) -
         other = rng.choice([x for x in d.DOMAINS if x != own])
         pool = [x.name for x in d.INDIVIDUALS if x.cls == d.DOMAIN_SUBCLASSES[parent][other]]
         eq[i][column] = _label(rng.choice(pool))
-        return _truth(aid, "value.disjoint", "equipment", i, column, eq[i][column])
+        return ("equipment", i, column)
     table, column, top = rng.choice((("maintenance", "activity", "Standard"),
                                      ("rooms", "room_type", "Department"),
                                      ("rooms", "department", "RoomType")))
     i = rng.randrange(len(t[table]))
     pool = [x.name for x in d.INDIVIDUALS if d.top_class(x.name) == top]
     t[table][i][column] = _label(rng.choice(pool))
-    return _truth(aid, "value.disjoint", table, i, column, t[table][i][column])
+    return (table, i, column)
 
 
-def _object_cells(t: Tables) -> list[tuple[str, int, str]]:
+def _object_cells(t: Tables) -> list[CellAt]:
     return [(table, i, col) for table, cols in d.OBJECT_COLUMNS.items()
             for i in range(len(t[table])) for col in cols]
 
 
-def _inject_unknown(rng: random.Random, aid: str, t: Tables, protected: set[tuple[str, int, str]]
-                    ) -> Truth:
+def _inject_unknown(rng: random.Random, t: Tables, protected: set[CellAt]) -> CellAt:
     cells = [c for c in _object_cells(t) if c not in protected]
     weights = [3 if c[2] in ("standard", "manufacturer", "equipment_type") else 1 for c in cells]
     table, i, col = rng.choices(cells, weights=weights)[0]
     t[table][i][col] = rng.choice(d.UNKNOWN_VALUES[col])
-    return _truth(aid, "value.unknown", table, i, col, t[table][i][col])
+    return (table, i, col)
 
 
-def _inject_orphan(rng: random.Random, aid: str, t: Tables) -> Truth:
+def _inject_orphan(rng: random.Random, t: Tables) -> CellAt:
     eq, tasks = t["equipment"], t["maintenance"]
     per_eq = {e["equipment_id"]: sum(x["equipment_id"] == e["equipment_id"] for x in tasks)
               for e in eq}
@@ -396,11 +404,10 @@ def _inject_orphan(rng: random.Random, aid: str, t: Tables) -> Truth:
         taken = {e["equipment_id"] for e in eq}
         tasks[i]["equipment_id"] = next(v for n in rng.sample(range(9, 99), 90)
                                         if (v := f"EQ-{n:03d}") not in taken)
-        return _truth(aid, "ri.fk_orphan", "maintenance", i, "equipment_id",
-                      tasks[i]["equipment_id"])
+        return ("maintenance", i, "equipment_id")
     i = rng.randrange(len(eq))
     eq[i]["room_id"] = _room_id(rng, rng.randint(-3, 9), {str(r["room_id"]) for r in t["rooms"]})
-    return _truth(aid, "ri.fk_orphan", "equipment", i, "room_id", eq[i]["room_id"])
+    return ("equipment", i, "room_id")
 
 
 _HALLUCINATION = {
@@ -476,23 +483,23 @@ def build_artifact(seed: int, index: int, plan: Plan, canonical: bool
     clean_prose = " ".join(body + closing)
     flawed = copy.deepcopy(clean)
     truth: list[Truth] = []
-    protected: set[tuple[str, int, str]] = set()
+    protected: set[CellAt] = set()
     if "value.disjoint" in plan.kinds:
-        truth.append(_inject_disjoint(rng, aid, flawed, canonical))
-        protected.add((str(truth[-1]["table"]), int(str(truth[-1]["row"])), str(truth[-1]["column"])))
-        if truth[-1]["table"] == "equipment":
-            protected.add(("equipment", int(str(truth[-1]["row"])), "equipment_type"))
+        cell = _inject_disjoint(rng, flawed, canonical)
+        truth.append(_truth(aid, "value.disjoint", cell, flawed))
+        protected |= {cell, (cell[0], cell[1], "equipment_type")}  # the row stays classifiable
     if "value.unknown" in plan.kinds:
-        truth.append(_inject_unknown(rng, aid, flawed, protected))
-        protected.add((str(truth[-1]["table"]), int(str(truth[-1]["row"])), str(truth[-1]["column"])))
+        cell = _inject_unknown(rng, flawed, protected)
+        truth.append(_truth(aid, "value.unknown", cell, flawed))
+        protected.add(cell)
     if plan.placeholders:
         cells = [c for c in _object_cells(flawed) if c not in protected]
         hits = [c for c in cells if rng.random() < PLACEHOLDER_CELL_RATE] or [rng.choice(cells)]
         for table, i, col in hits:
             flawed[table][i][col] = rng.choice(d.PLACEHOLDERS)
-            truth.append(_truth(aid, "value.placeholder", table, i, col, flawed[table][i][col]))
+            truth.append(_truth(aid, "value.placeholder", (table, i, col), flawed))
     if "ri.fk_orphan" in plan.kinds:
-        truth.append(_inject_orphan(rng, aid, flawed))
+        truth.append(_truth(aid, "ri.fk_orphan", _inject_orphan(rng, flawed), flawed))
     body = body_sentences(random.Random(f"prose:{seed}:{index}"), flawed, site)
     if "prose.unknown_entity" in plan.kinds:
         body, entry = _inject_unknown_entity(rng, aid, flawed, body, closing)
@@ -531,7 +538,8 @@ def build_corpus(seed: int, count: int) -> dict[str, str]:
             probe = random.Random(f"facility:{seed}:{index}")
             n_rooms, n_eq = probe.randint(2, 4), probe.randint(4, 8)
             tables = clean_tables(probe, n_rooms, n_eq, probe.randint(max(5, n_eq), 12))
-            canonical = any(r["equipment_type"] == _label("ct_scanner") for r in tables["equipment"])
+            ct = _label("ct_scanner")
+            canonical = any(r["equipment_type"] == ct for r in tables["equipment"])
             canonical_pending = not canonical
         f, c, t = build_artifact(seed, index, plan, canonical)
         flawed.append(_line(f))

@@ -30,7 +30,10 @@ from harness.models import (
     Spine,
     Verdict,
 )
-from tests.effectors.test_prose_gate import make_artifact, make_pack, make_pools
+from harness.pack import load_pack
+from harness.pools import Pools
+from tests.conftest import FACILITY
+from tests.effectors.test_prose_gate import make_artifact, make_pack, make_pools, read_corpus
 
 PACK = make_pack()
 POOLS = make_pools()
@@ -158,6 +161,42 @@ def test_row_level_value_critique_repairs_the_rows_unlocked_cells(
     assert new.tables["equipment"][0]["standard"] in IMAGING_STANDARDS
     assert new.tables["equipment"][0]["equipment_type"] == "CT scanner"  # locked
     assert_locked_kept(req, new)
+
+
+def test_warns_are_noted_not_repaired(proposer: OfflineProposer) -> None:
+    bad = make_artifact()
+    warn = Critique(code="ri.unmaintained_equipment", gate="ri_gate", severity="warn",
+                    location=Location(table="equipment", row=0, column="equipment_id"))
+    report = CritiqueReport(gate="ri_gate", attempt=2, critiques=(warn,),
+                            spine=Spine.of(bad, {CellRef(table="equipment", row=0,
+                                                         column="equipment_id")}))
+    proposal = proposer.propose(ProposalRequest(run_id="r", attempt=2, candidate=bad,
+                                                critique=report))
+    assert proposal.artifact == bad and proposal.notes == (
+        "ri.unmaintained_equipment (warn): not repaired",)
+
+
+def test_cells_rejected_for_a_finding_on_another_row_are_repaired(
+    proposer: OfflineProposer,
+) -> None:
+    # an assertion located on rooms[1] that rejected the power cell of the equipment in it
+    bad = make_artifact(equipment_1_rated_power_kw=5000.0)
+    power = CellRef(table="equipment", row=1, column="rated_power_kw")
+    req = make_request(bad, [crit("ri.room_power_budget", "rooms", 1)], unlock=[power])
+    new = proposer.propose(req).artifact
+    assert new.tables["equipment"][1]["rated_power_kw"] == 80.0
+    assert_locked_kept(req, new)
+
+
+def test_check_violation_on_a_data_cell_copies_an_admitted_value(
+    proposer: OfflineProposer,
+) -> None:
+    bad = make_artifact()
+    tables = {t: [dict(r) for r in rows] for t, rows in bad.tables.items()}
+    tables["rooms"][1]["floor"] = 99
+    bad = Artifact(id=bad.id, tables=tables, prose=bad.prose)
+    new = proposer.propose(make_request(bad, [crit("ri.check", "rooms", 1, "floor")])).artifact
+    assert new.tables["rooms"][1]["floor"] == 1
 
 
 def test_a_locked_cell_named_by_a_critique_is_left_alone(proposer: OfflineProposer) -> None:
@@ -349,3 +388,84 @@ def test_instant_gate_passes_unless_told_otherwise() -> None:
     crashed = InstantGate("ri_gate", lambda art: Verdict(gate="ri_gate", artifact_id=art.id,
                                                          crashed=True))
     assert not crashed.judge([a])[0].passed and crashed.calls == [["chapter-01"]]
+
+
+# -- against the real facility ontology (HermiT) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_pools(tmp_path_factory: pytest.TempPathFactory) -> Pools:
+    from ontology import load_pools
+
+    return load_pools(load_pack(FACILITY), tmp_path_factory.mktemp("pools"))
+
+
+def incoherent_cells(pools: Pools, artifact: Artifact) -> list[str]:
+    """Object cells that resolve to nothing or miss their row's required class."""
+    bad = []
+    for table, rows in artifact.tables.items():
+        binding = PACK.tables[table]
+        props = {c: b.property for c, b in binding.columns.items() if b.kind == "object"}
+        for i, row in enumerate(rows):
+            values = {p: pools.resolve(row.get(c)) for c, p in props.items() if p}
+            required = pools.required_classes(binding.row_class, values)
+            for c, p in props.items():
+                v = values.get(p or "")
+                if v is None or (p in required and not pools.is_member(v, required[p])):
+                    bad.append(f"{table}[{i}].{c}")
+    return bad
+
+
+@pytest.mark.java
+def test_real_canonical_repairs(real_pools: Pools) -> None:
+    pack = load_pack(FACILITY)
+    proposer = OfflineProposer(pack, real_pools)
+    bad = make_artifact(equipment_0_standard="ASHRAE 62.1")
+    req = make_request(bad, [crit("value.disjoint", "equipment", 0, "standard", "ImagingStandard")])
+    new = proposer.propose(req).artifact
+    assert real_pools.is_member(real_pools.resolve(new.tables["equipment"][0]["standard"]) or "",
+                               "ImagingStandard")
+    placeholder = make_artifact(equipment_0_equipment_type="TBD")
+    req = make_request(placeholder, [crit("value.placeholder", "equipment", 0, "equipment_type")])
+    for seed in range(10):
+        new = OfflineProposer(pack, real_pools, seed=seed).propose(req).artifact
+        ind = real_pools.resolve(new.tables["equipment"][0]["equipment_type"]) or ""
+        assert real_pools.is_member(ind, "ImagingEquipmentType")
+
+
+@pytest.mark.java
+def test_real_one_shot_repair_of_every_labelled_demo_artifact(real_pools: Pools) -> None:
+    """Critiques built from the demo corpus' truth labels: one offline proposal per artifact
+    keeps the spine, makes every object cell coherent, and passes the RI and prose gates."""
+    from effectors.ri_gate import RiGate
+
+    pack = load_pack(FACILITY)
+    proposer = OfflineProposer(pack, real_pools)
+    prose_gate, ri_gate = ProseGate(pack, real_pools), RiGate.from_pack(pack)
+    demo = {d["id"]: Artifact.model_validate(d) for d in read_corpus("demo.jsonl")}
+    by_artifact: dict[str, list[Critique]] = {}
+    for t in read_corpus("demo.truth.jsonl"):
+        loc = Location(table=t.get("table"), row=t.get("row"), column=t.get("column"),
+                       span=tuple(t["span"]) if t.get("span") else None)
+        by_artifact.setdefault(t["artifact_id"], []).append(
+            Critique(code=t["code"], gate=t["gate"], location=loc, observed=t.get("observed")))
+    proposals = []
+    for artifact_id, critiques in sorted(by_artifact.items()):
+        req = make_request(demo[artifact_id], critiques)
+        new = proposer.propose(req).artifact
+        assert_locked_kept(req, new)
+        assert incoherent_cells(real_pools, new) == [], artifact_id
+        proposals.append(new)
+    assert len(proposals) > 100
+    assert all(v.passed for v in prose_gate.judge(proposals))
+    assert all(v.passed for v in ri_gate.judge(proposals))
+
+
+@pytest.mark.java
+def test_real_drafts_pass_the_prose_gate(real_pools: Pools) -> None:
+    pack = load_pack(FACILITY)
+    gate = ProseGate(pack, real_pools)
+    clean = [Artifact.model_validate(d) for d in read_corpus("demo.clean.jsonl")]
+    drafted = [a.model_copy(update={"prose": draft_prose(pack, real_pools, a)}) for a in clean]
+    assert all(100 <= len(a.prose.split()) <= 300 for a in drafted)
+    assert all(v.passed for v in gate.judge(drafted))

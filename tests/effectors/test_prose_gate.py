@@ -6,6 +6,7 @@ effector tests.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from effectors.prose_gate import EntityMatcher, ProseGate, truncation_rules
 from harness.models import Artifact
-from harness.pack import Pack, PackConfig
+from harness.pack import Pack, PackConfig, load_pack
 from harness.pools import ClassInfo, IndividualInfo, Pools, RowRule, normalize_label
 from tests.conftest import FACILITY
 
@@ -293,3 +294,36 @@ def test_judges_a_batch_in_order(gate: ProseGate) -> None:
     assert [v.artifact_id for v in verdicts] == ["chapter-01", "chapter-02"]
     assert [v.passed for v in verdicts] == [True, False]
     assert all(v.gate == "prose_gate" for v in verdicts)
+
+
+# -- against the real facility ontology (HermiT) ---------------------------------------
+
+
+def read_corpus(name: str) -> list[dict[str, Any]]:
+    path = FACILITY / "corpus" / name
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def real_pools(tmp_path_factory: pytest.TempPathFactory) -> Pools:
+    from ontology import load_pools
+
+    return load_pools(load_pack(FACILITY), tmp_path_factory.mktemp("pools"))
+
+
+@pytest.mark.java
+def test_real_gate_finds_exactly_the_labelled_prose_flaws(real_pools: Pools) -> None:
+    gate = ProseGate(load_pack(FACILITY), real_pools)
+    demo = [Artifact.model_validate(d) for d in read_corpus("demo.jsonl")]
+    found = {
+        (a.id, c.code, c.observed if c.code == "prose.truncated" else c.location.span)
+        for a, v in zip(demo, gate.judge(demo), strict=True) for c in v.critiques
+    }
+    truth = {
+        (t["artifact_id"], t["code"],
+         t["observed"] if t["code"] == "prose.truncated" else tuple(t["span"]))
+        for t in read_corpus("demo.truth.jsonl") if t["code"].startswith("prose.")
+    }
+    assert truth and found == truth
+    clean = [Artifact.model_validate(d) for d in read_corpus("demo.clean.jsonl")]
+    assert all(v.passed for v in gate.judge(clean))

@@ -11,7 +11,7 @@ from effectors.base import Gate, Proposer
 from effectors.commit import Committer, artifact_bytes, content_hash, rebuild_view
 from harness.agenda import Agenda
 from harness.ledger import Ledger
-from harness.loop import Engines, Run, step_cohort
+from harness.loop import Engines, Run, start_cohort, step_cohort
 from harness.models import Artifact
 from harness.models import Effector as E
 from harness.trace import TraceWriter
@@ -40,8 +40,7 @@ def run_cohort(ws: Workspace, eng: Engines, artifacts: Sequence[Artifact]) -> li
         rid = f"{a.id}.r{eng.ledger.count_runs(a.id) + 1}"
         runs.append(Run(run_id=rid, input=a, input_hash=content_hash(artifact_bytes(a)),
                         trace=TraceWriter(ws.trace_path(rid), rid, eng.clock)))
-    for r in runs:
-        r.start(eng, "b-test", "test", "0")
+    start_cohort(runs, eng, "b-test", "test", "0")
     while any(not r.state.terminal for r in runs):
         step_cohort(runs, eng)
     rebuild_view(ws, eng.ledger)

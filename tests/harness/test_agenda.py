@@ -31,7 +31,7 @@ def _facts(state: RunState, outcome: str, retries: int, prose: int, approval: in
 
 
 def test_every_reachable_fact_gets_exactly_one_legal_decision() -> None:
-    agenda = Agenda()
+    agenda = Agenda(memo=False)
     seen_rules = set()
     for state, outcomes in REACHABLE.items():
         for outcome, retries, prose, approval in itertools.product(outcomes, [0, 1, 3], [0, 1], [0, 1]):
@@ -104,5 +104,10 @@ def test_a_user_rule_can_replace_one_without_touching_the_loop() -> None:
     assert agenda.decide("c", _facts(RunState.CRITIQUE, "critiqued", 2, 1, 0)).rule == "retry_while_two_left"
 
 
-def test_agenda_is_defined_once_per_process() -> None:
-    assert Agenda() is Agenda()
+def test_ruleset_is_defined_once_per_process_and_memo_agrees_with_engine() -> None:
+    a, b = Agenda(), Agenda(memo=False)
+    assert a.name == b.name  # durable would raise on a second definition of the same name
+    for state, outcomes in REACHABLE.items():
+        for outcome in outcomes:
+            f = _facts(state, outcome, 1, 1, 0)
+            assert a.decide("m", f) == b.decide("m", f) == a.decide("m", f)

@@ -1,0 +1,40 @@
+"""`python -m bench NAME [--quick] [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+BENCHES = {"loop": "bench.loop"}
+RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description="run one benchmark",
+                                epilog="example:\n  python -m bench loop --json",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", choices=sorted(BENCHES))
+    p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    args = p.parse_args(argv)
+    module = importlib.import_module(BENCHES[args.name])
+    result = module.run(quick=args.quick)
+    result["at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(result, sort_keys=True) + "\n")
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        for k, v in result["figures"].items():
+            print(f"{k:>28}: {v}")
+        print(f"(appended to {RESULTS})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
