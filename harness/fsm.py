@@ -42,24 +42,35 @@ TRANSITIONS: tuple[tuple[T, S, S], ...] = (
 )
 
 
+_MACHINE: Machine | None = None
+
+
+def _machine() -> Machine:
+    """One Machine for the whole process; each run is a model added to it (building a
+    Machine costs ~200 us, adding a model a fraction of that)."""
+    global _MACHINE  # noqa: PLW0603 - a lazily built process-wide table
+    if _MACHINE is None:
+        _MACHINE = Machine(
+            model=None,
+            states=list(S),
+            transitions=[{"trigger": t.value, "source": s, "dest": d} for (t, s, d) in TRANSITIONS],
+            initial=S.PROPOSE,
+            auto_transitions=False,
+            model_override=True,
+            queued=True,
+            send_event=False,
+        )
+    return _MACHINE
+
+
 class RunMachine:
     """One run's FSM. `fire(trigger)` moves it or raises `IllegalTransition`."""
 
     state: S
 
     def __init__(self, initial: S = S.PROPOSE) -> None:
-        self._machine = Machine(
-            model=self,
-            states=list(S),
-            transitions=[
-                {"trigger": t.value, "source": s, "dest": d} for (t, s, d) in TRANSITIONS
-            ],
-            initial=initial,
-            auto_transitions=False,
-            model_override=True,
-            queued=True,
-            send_event=False,
-        )
+        self._machine = _machine()
+        self._machine.add_model(self, initial=initial)
 
     def fire(self, trigger: T) -> S:
         before = self.state
@@ -70,6 +81,10 @@ class RunMachine:
         if not ok:  # pragma: no cover - no conditions are used
             raise IllegalTransition(f"{trigger.value!r} did not fire in state {before}")
         return self.state
+
+    def release(self) -> None:
+        """Detach from the shared machine (a finished run)."""
+        self._machine.remove_model(self)
 
     @staticmethod
     def legal(state: S) -> frozenset[T]:

@@ -299,5 +299,6 @@ def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str]:
                       proposer=eng.proposer.name, content_hash=run.content_hash, error=run.error)
     run.trace.append(OutcomeEvent, outcome=outcome)
     run.trace.close()
+    run.machine.release()
     eng.agenda.forget(run.run_id)
     return (run.run_id, run.state.value, run.trace.seq, run.trace.head, outcome.model_dump_json())

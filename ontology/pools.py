@@ -36,7 +36,6 @@ __all__ = ["build_index", "load_index", "load_pools"]
 _RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _SKOS = "http://www.w3.org/2004/02/skos/core#"
 _LABEL_PROPS = (_RDFS_LABEL, _SKOS + "prefLabel", _SKOS + "altLabel")
-_MAX_PROBES = 1500
 
 
 def _cache_key(pack: Pack) -> tuple[str, str]:
@@ -85,8 +84,7 @@ def build_index(
     classes = sorted(
         {str(c.iri) for c in loaded.world.classes() if not str(c.iri).startswith(PROBE_NS)}
     )
-    probes = classes if len(classes) <= _MAX_PROBES else []
-    result = runner.classify(base_nt + _probe_triples(probes))
+    result = runner.classify(base_nt)
     if result is None:
         raise PackError(
             "the base ontology is inconsistent (HermiT): no artifact could ever pass",
@@ -101,8 +99,23 @@ def build_index(
             )
     pools = _pools(loaded, result, classes, onto_hash)
     builder = RuleBuilder(loaded.world, result, pools, row_classes, props)
-    pools = pools.model_copy(update={"row_rules": builder.row_rules()})
-    pools = Pools.model_validate(pools.model_dump())  # rebuild the label index
+    # Entailed disjointness: asserted disjointness closed downwards, plus, for the classes
+    # rows require, every class HermiT puts under a probe `N_D ≡ ¬D` (a second call; probes
+    # for *every* class make HermiT crawl on ontologies like Pizza).
+    required = sorted({v.required for v in builder.violations() if v.required_named})
+    iris = {fragment(c): c for c in classes}
+    probes = [iris[r] for r in required if r in iris]
+    probed = runner.classify(base_nt + _probe_triples(probes)) if probes else result
+    if probed is None:  # cannot happen: probes are definitions of fresh names
+        raise PackError("the base ontology is inconsistent with its probes", file=pack.ontology_path)
+    disjoint = _disjointness(loaded, result, classes, probed, probes)
+    infos = {
+        n: ci.model_copy(update={"disjoint_with": tuple(sorted(disjoint.get(n, set()) - {n}))})
+        for n, ci in pools.classes.items()
+    }
+    pools = Pools.model_validate(
+        {**pools.model_dump(), "classes": infos, "row_rules": builder.row_rules()}
+    )
     index = OntologyIndex(
         code_version=CODE_VERSION,
         key=key,
@@ -159,6 +172,39 @@ def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any],
     return row_classes, props
 
 
+def _disjointness(
+    loaded: LoadedOntology,
+    result: Classification,
+    classes: list[str],
+    probed: Classification,
+    probes: list[str],
+) -> dict[str, set[str]]:
+    """class fragment -> fragments of the classes it is entailed disjoint with."""
+    below: dict[str, set[str]] = {c: set() for c in classes}
+    for c in classes:
+        for a in result.ancestors(c):
+            below.setdefault(a, set()).add(c)
+    out: dict[str, set[str]] = {}
+
+    def mark(a: str, b: str) -> None:
+        for x in below.get(a, {a}) | {a}:
+            for y in below.get(b, {b}) | {b}:
+                out.setdefault(fragment(x), set()).add(fragment(y))
+                out.setdefault(fragment(y), set()).add(fragment(x))
+
+    for axiom in loaded.world.disjoint_classes():
+        members = [str(e.iri) for e in axiom.entities if hasattr(e, "iri")]
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                mark(a, b)
+    for i, d in enumerate(probes):
+        probe = f"{PROBE_NS}{i}"
+        for c in classes:
+            if probe in probed.ancestors(c):
+                mark(c, d)
+    return out
+
+
 def _probe_triples(classes: Iterable[str]) -> str:
     owl = "http://www.w3.org/2002/07/owl#"
     rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
@@ -199,7 +245,6 @@ def _labels(loaded: LoadedOntology, iri: str) -> tuple[str, ...]:
 def _pools(
     loaded: LoadedOntology, result: Classification, classes: list[str], onto_hash: str
 ) -> Pools:
-    probe_of = {f"{PROBE_NS}{i}": c for i, c in enumerate(classes)}
     named = set(classes)
     individuals: dict[str, IndividualInfo] = {}
     members: dict[str, list[str]] = {fragment(c): [] for c in classes}
@@ -219,11 +264,9 @@ def _pools(
             continue
         ancestors = result.ancestors(iri)
         supers = sorted({fragment(a) for a in ancestors if a in named and a != iri})
-        disjoint = sorted({fragment(probe_of[a]) for a in ancestors if a in probe_of})
         infos[name] = ClassInfo(
             name=name,
             members=tuple(sorted(set(members.get(name, ())))),
             superclasses=tuple(s for s in supers if s != name),
-            disjoint_with=tuple(d for d in disjoint if d != name),
         )
     return Pools(ontology_hash=onto_hash, individuals=individuals, classes=infos)
