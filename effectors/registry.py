@@ -57,7 +57,7 @@ def build_proposer(name: str, ctx: GateContext) -> Proposer:
 def _value_gate(ctx: GateContext) -> Gate:
     from effectors.value_gate import ValueGate
 
-    return ValueGate(ctx.pack, ctx.pools)
+    return ValueGate.from_pack(ctx.pack, ctx.cache_dir)
 
 
 def _ri_gate(ctx: GateContext) -> Gate:

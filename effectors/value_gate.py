@@ -50,6 +50,7 @@ class _Check:
     critiques: list[Critique] = field(default_factory=list)
     rejected: set[CellRef] = field(default_factory=set)
     rows: list[RowFacts] = field(default_factory=list)
+    suspects: set[str] = field(default_factory=set)  # row IRIs predicted to break a rule
     values: dict[tuple[str, int], dict[str, str | None]] = field(default_factory=dict)
     cells: int = 0
     object_cells: int = 0
@@ -81,7 +82,8 @@ class ValueGate:
         self._violations = {v.iri: v for v in index.violations}
         self._prop_iris = {v.iri: self._prop_iri(v.property) for v in index.violations}
         individuals = self.pools.individuals.values()
-        self._labels = sorted({normalize_label(t) for i in individuals for t in (i.name, *i.labels)})
+        self._labels = sorted({normalize_label(t) for i in individuals
+                               for t in (i.name, *i.labels)})
 
     @classmethod
     def from_pack(
@@ -104,7 +106,9 @@ class ValueGate:
     def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
         checks = [self._check_cells(i, a) for i, a in enumerate(candidates)]
         rows = [r for c in checks for r in c.rows]
-        findings = localise(rows, self._base_nt, self._violation_nt, self._prop_iris, self.runner)
+        suspects = {s for c in checks for s in c.suspects}
+        findings = localise(rows, self._base_nt, self._violation_nt, self._prop_iris, self.runner,
+                            suspects=suspects)
         for c in checks:
             for r in c.rows:
                 for v in sorted(findings.violations.get(r.iri, ()), key=self._specificity):
@@ -176,7 +180,11 @@ class ValueGate:
                     (self._prop_iri(p), self.index.individual_iris[v])
                     for p, v in values.items() if v is not None and v in self.index.individual_iris
                 )
-                c.rows.append(RowFacts(index, table, t_index, row_i, base, facts))
+                facts_row = RowFacts(index, table, t_index, row_i, base, facts)
+                c.rows.append(facts_row)
+                if any(v is not None and p in required and not self.pools.is_member(v, required[p])
+                       for p, v in values.items()):
+                    c.suspects.add(facts_row.iri)
         return c
 
     def _cell(

@@ -74,7 +74,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
                     "report": result.report.to_dict() if result.report else None})
     else:
         for e in result.errors:
-            err.print(f"[red]bad input[/red] {e.render()}", markup=True)
+            sys.stderr.write(f"membrane: bad input: {e.render()}\n")
         _summary(result)
         if result.report:
             _print_report(result.report)

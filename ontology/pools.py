@@ -107,7 +107,8 @@ def build_index(
     probes = [iris[r] for r in required if r in iris]
     probed = runner.classify(base_nt + _probe_triples(probes)) if probes else result
     if probed is None:  # cannot happen: probes are definitions of fresh names
-        raise PackError("the base ontology is inconsistent with its probes", file=pack.ontology_path)
+        raise PackError("the base ontology is inconsistent with its probes",
+                        file=pack.ontology_path)
     disjoint = _disjointness(loaded, result, classes, probed, probes)
     infos = {
         n: ci.model_copy(update={"disjoint_with": tuple(sorted(disjoint.get(n, set()) - {n}))})

@@ -19,3 +19,15 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def facility_pack() -> Pack:
     return load_pack(FACILITY)
+
+
+@pytest.fixture(scope="session")
+def facility_gates(facility_pack: Pack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The three real gates on the facility pack (HermiT, DuckDB), built once per session."""
+    from effectors.registry import GateContext, build_gate
+    from ontology import load_pools
+
+    cache = tmp_path_factory.mktemp("cache")
+    pools = load_pools(facility_pack, cache)
+    ctx = GateContext(pack=facility_pack, pools=pools, cache_dir=cache)
+    return {name: build_gate(name, ctx) for name in ("value_gate", "ri_gate", "prose_gate")}

@@ -19,7 +19,7 @@ import duckdb
 from effectors.ri_gate.assertions import Assertion, fill_message, load_assertions, view_sql
 from effectors.ri_gate.checks import constraint_hits
 from effectors.ri_gate.ddl import Schema, connect, first_message_line, parse_spine, quote
-from effectors.ri_gate.staging import Hit, create_empty, load_cohort
+from effectors.ri_gate.staging import Hit, create_empty, load_cohort, safe_text
 from harness.errors import PackError
 from harness.models import Artifact, Cell, CellRef, Critique, Location, Severity, Verdict
 from harness.pack import Pack
@@ -30,8 +30,6 @@ _CAP = 200  # characters of a cell value quoted in a critique
 _CELL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\.([A-Za-z_][A-Za-z0-9_]*)$")
 
 
-def _short(text: str, cap: int = _CAP) -> str:
-    return text if len(text) <= cap else text[:cap] + f"… ({len(text)} chars)"
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,7 @@ class RiGate:
             code=a.code, severity=a.severity, artifact=art,
             table=a.table, row=row if row_ok and isinstance(row, int) else None,
             columns=a.columns, reject=a.severity == "error",
-            observed=_short(", ".join(f"{k}={v}" for k, v in shown.items())) or None,
+            observed=safe_text(", ".join(f"{k}={safe_text(v)}" for k, v in shown.items())) or None,
             evidence=(a.name, a.sql), message=fill_message(a.message, values, _CAP),
             extra_cells=tuple(str(r) for r in refs if r is not None),
         )
@@ -158,10 +156,13 @@ class RiGate:
 
     def _key(self, table: str, row: dict[str, Cell]) -> str:
         if table in self.pack.tables:
-            key = self.pack.row_key(table, dict[str, object](row))
+            try:
+                return safe_text(self.pack.row_key(table, dict[str, object](row)), 120)
+            except ValueError:  # a key cell too large to render; fall through
+                key_cols: Sequence[str] = self.pack.tables[table].key
         else:
-            key = "/".join(str(row.get(k)) for k in self.schema.table(table).primary_key())
-        return _short(key, 120)
+            key_cols = self.schema.table(table).primary_key()
+        return safe_text("/".join(safe_text(row.get(k), 120) for k in key_cols), 120)
 
     def _cell(self, artifact: Artifact, ref: str) -> CellRef | None:
         m = _CELL_RE.match(ref)
@@ -179,7 +180,7 @@ class RiGate:
             row = artifact.tables.get(h.table, [])[h.row]
         observed = h.observed
         if observed is None and row is not None and h.columns:
-            observed = _short("/".join(str(row.get(c)) for c in h.columns))
+            observed = safe_text("/".join(safe_text(row.get(c)) for c in h.columns))
         where = ""
         if h.table is not None and h.row is not None and row is not None:
             where = f"{h.table}[{h.row}] ({self._key(h.table, row)}): "
@@ -192,7 +193,7 @@ class RiGate:
             "info" if h.severity == "info" else "error")
         crit = Critique(code=h.code, severity=severity, gate=self.name, location=loc,
                         observed=observed, expected=h.expected, evidence=h.evidence,
-                        fix_hint=h.fix_hint, message=_short(where + h.message, 1000))
+                        fix_hint=h.fix_hint, message=safe_text(where + h.message, 1000))
         cells: list[CellRef] = []
         if severity == "error" and h.reject:
             if row is not None and h.table is not None and h.row is not None:

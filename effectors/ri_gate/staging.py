@@ -20,7 +20,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from effectors.ri_gate.ddl import Column, Schema, Table, quote
 from harness.models import Artifact
 
-__all__ = ["Hit", "cell_text", "create_empty", "load_cohort", "type_predicate"]
+__all__ = ["Hit", "cell_text", "create_empty", "load_cohort", "safe_text", "type_predicate"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,20 @@ class Hit:
     fix_hint: str | None = None
     reject: bool = True
     extra_cells: tuple[str, ...] = ()  # more cells to reject, as `table[row].column`
+
+
+def safe_text(value: object, cap: int = 200, *, as_repr: bool = False) -> str:
+    """Render an untrusted value for a critique: at most `cap` characters, valid UTF-8."""
+    try:
+        text = repr(value) if as_repr else str(value)
+    except ValueError:  # an int with more digits than int->str allows
+        bits = value.bit_length() if isinstance(value, int) else 0
+        text = f"<integer of {bits} bits>"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > cap:
+        suffix = f"… ({len(text)} chars)"
+        text = text[: max(cap - len(suffix), 0)] + suffix
+    return text
 
 
 def cell_text(value: object) -> tuple[str | None, str | None]:
@@ -155,9 +169,9 @@ def load_cohort(
             value = candidates[a].tables[table.name][r].get(col.name)
             hits.append(Hit(
                 code="ri.type", artifact=a, table=table.name, row=r, columns=(col.name,),
-                expected=col.type, observed=repr(value),
+                expected=col.type, observed=safe_text(value, as_repr=True),
                 evidence=(f"{table.name}.{col.name} {col.type}",),
-                message=f"{col.name} = {value!r} is not a clean {col.type}",
+                message=f"{col.name} = {safe_text(value, as_repr=True)} is not a clean {col.type}",
                 fix_hint=f"give {col.name} a {col.type} value",
             ))
         casts = ", ".join(

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from effectors.ri_gate import RiGate
-from harness.models import Artifact, Cell
+from harness.models import Artifact, Cell, Verdict
 from harness.pack import load_pack
 from tests.effectors.test_ri_gate import FACILITY, facility_artifact
 
@@ -23,10 +23,10 @@ HOSTILE: list[Cell] = [
     -(2**63), 0, 3.5, float("nan"), float("inf"), -0.0, 1e308, True, False, None,
 ]
 cells = st.one_of(
-    st.sampled_from(HOSTILE), st.none(), st.booleans(), st.integers(), st.floats(),
+    st.none(), st.booleans(), st.integers(), st.floats(),
     st.text(max_size=30),
 )
-SETTINGS = settings(max_examples=60, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -58,19 +58,20 @@ def build(aid: str, recipe: list[Edit]) -> Artifact:
     return Artifact(id=aid, tables=tables)
 
 
-def _shape_ok(gate: RiGate, arts: list[Artifact]) -> None:
+def _shape_ok(gate: RiGate, arts: list[Artifact]) -> list[Verdict]:
     verdicts = gate.judge(arts)
     assert [v.artifact_id for v in verdicts] == [a.id for a in arts]
     for v, a in zip(verdicts, arts, strict=True):
         assert not v.crashed
         assert {c.code for c in v.critiques} <= KNOWN_CODES
         assert all(len(c.message) <= 1000 for c in v.critiques)
-        assert all(len(c.observed or "") <= 300 for c in v.critiques)
+        assert all(len(c.observed or "") <= 200 for c in v.critiques)
         for ref in v.rejected:
             assert ref.column in a.tables[ref.table][ref.row]
         errors = sum(c.severity == "error" for c in v.critiques)
         assert v.metrics["ri_violations"] == errors
         assert v.passed == (errors == 0)
+    return verdicts
 
 
 @SETTINGS
@@ -78,14 +79,13 @@ def _shape_ok(gate: RiGate, arts: list[Artifact]) -> None:
 def test_hostile_cells_give_findings_never_crashes(gate: RiGate, plan: list[list[Edit]]) -> None:
     arts = [build(f"fz{i}", recipe) for i, recipe in enumerate(plan)]
     clean = facility_artifact("clean")
-    _shape_ok(gate, [*arts, clean])
     # nothing leaked between artifacts or into the gate: the clean one still passes, and
     # every artifact gets the same verdict alone as in the cohort
-    *hostile, v_clean = gate.judge([*arts, clean])
+    *hostile, v_clean = _shape_ok(gate, [*arts, clean])
     assert v_clean.passed and v_clean.critiques == ()
     alone = [v for a in arts for v in gate.judge([a])]
-    for x, y in zip(hostile, alone, strict=True):
-        assert x.model_dump_json() == y.model_dump_json(), (x.model_dump_json()[:3000], y.model_dump_json()[:3000])
+    # verdicts serialise (no lone surrogates leak into critique text) and are cohort-free
+    assert [v.model_dump_json() for v in hostile] == [v.model_dump_json() for v in alone]
 
 
 @SETTINGS

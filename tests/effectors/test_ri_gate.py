@@ -8,7 +8,7 @@ import pytest
 
 from effectors.base import Gate
 from effectors.ri_gate import RiGate
-from harness.models import Artifact, CellRef, Cell, Verdict
+from harness.models import Artifact, Cell, CellRef, Verdict
 from harness.pack import Pack, load_pack
 
 FACILITY = Path(__file__).resolve().parents[2] / "packs" / "facility"
@@ -158,10 +158,12 @@ def test_unknown_tables_and_columns_are_ignored(small: RiGate) -> None:
 
 
 def test_check_that_errors_at_run_time_is_narrowed_to_rows(tmp_path: Path) -> None:
-    spine = "CREATE TABLE t (id VARCHAR PRIMARY KEY, code VARCHAR CHECK (CAST(code AS INTEGER) > 0));"
+    spine = ("CREATE TABLE t (id VARCHAR PRIMARY KEY,"
+             " code VARCHAR CHECK (CAST(code AS INTEGER) > 0));")
     gate = RiGate.from_pack(make_pack(tmp_path, spine, {"t": ["id"]}))
     good = art("g", t=[{"id": "1", "code": "5"}])
-    bad = art("b", t=[{"id": "1", "code": "5"}, {"id": "2", "code": "x"}, {"id": "3", "code": "-1"}])
+    bad = art("b", t=[{"id": "1", "code": "5"}, {"id": "2", "code": "x"},
+                      {"id": "3", "code": "-1"}])
     vg, vb = gate.judge([good, bad])
     assert vg.passed
     assert [(c.code, c.location.row) for c in vb.critiques] == [("ri.check", 1), ("ri.check", 2)]
@@ -172,12 +174,14 @@ def test_assertion_that_errors_at_run_time_is_isolated(tmp_path: Path) -> None:
     spine = "CREATE TABLE t (id VARCHAR PRIMARY KEY, code VARCHAR);"
     sql = ("-- code: ri.code_small\n-- severity: error\n-- message: code {n} too big\n"
            "-- table: t\n-- columns: code\n"
-           "SELECT _artifact, _row, CAST(code AS INTEGER) AS n FROM t WHERE CAST(code AS INTEGER) > 9\n")
+           "SELECT _artifact, _row, CAST(code AS INTEGER) AS n FROM t\n"
+           "WHERE CAST(code AS INTEGER) > 9\n")
     gate = RiGate.from_pack(make_pack(tmp_path, spine, {"t": ["id"]}, {"small.sql": sql}))
     ok = art("ok", t=[{"id": "1", "code": "50"}])
     broken = art("broken", t=[{"id": "1", "code": "zz"}])
     v_ok, v_broken = gate.judge([ok, broken])
-    assert codes(v_ok) == ["ri.code_small"] and v_ok.critiques[0].message.endswith("code 50 too big")
+    assert codes(v_ok) == ["ri.code_small"]
+    assert v_ok.critiques[0].message.endswith("code 50 too big")
     assert v_ok.rejected == (CellRef(table="t", row=0, column="code"),)
     assert codes(v_broken) == ["ri.assertion_error"] and not v_broken.passed
     assert gate.judge([ok]) == [v_ok]

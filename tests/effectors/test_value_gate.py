@@ -97,7 +97,8 @@ def test_batch_verdicts_equal_single_verdicts(gate: ValueGate) -> None:
         artifact("d0"),
         artifact("d1", standard="ASHRAE 62.1"),
         artifact("d2", manufacturer="Carrier Corporation"),
-        artifact("d3", equipment_type="water-cooled chiller", standard="ASHRAE 62.1", manufacturer="TBD"),
+        artifact("d3", equipment_type="water-cooled chiller", standard="ASHRAE 62.1",
+                 manufacturer="TBD"),
         artifact("d4", equipment_type="water-cooled chiller", standard="NFPA 70"),
         artifact("d5", manufacturer="nobody"),
     ]
