@@ -9,6 +9,9 @@ import that is not there, is a `PackError` naming the file.
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import hashlib
 import io
 import re
@@ -116,7 +119,9 @@ def _import_iri_for(files: list[Path], target: Path) -> str:
 
 def _parse(world: Any, iri: str, path: Path) -> Any:
     try:
-        with path.open("rb") as fh:
+        # owlready2 prints the parser's traceback itself before raising; the PackError below
+        # says what matters, so keep stderr clean
+        with path.open("rb") as fh, contextlib.redirect_stderr(io.StringIO()):
             return world.get_ontology(iri).load(fileobj=fh)
     except PackError:
         raise

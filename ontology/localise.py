@@ -7,7 +7,8 @@ Strategy (one `localise` per `ValueGate.judge`):
 2. **Violation classes** (one `-c -I` call): the base ontology with each relevant
    `C ⊑ ∀p.D` / `range(p) = D` replaced by `V ≡ C ⊓ ∃p.¬D` (`ontology.rules`), plus the
    *suspect* rows (those the cached classification predicts to break a requirement;
-   realisation is superlinear in the rows), each distinct (class, values) once. Realisation puts each offending row into its
+   realisation is superlinear in the rows), each distinct (class, values) once.
+   Realisation puts each offending row into its
    `V` classes: that names the row, the property (hence the cell) and the axiom.
 3. **Re-check** (one `-k` call): the original ontology + the rows with the offending
    assertions removed. Consistent: done. *A cohort whose defects are all ∀/range

@@ -18,7 +18,7 @@ from typing import Literal
 
 import duckdb
 
-from harness.errors import PackError
+from harness.errors import InfrastructureError, PackError
 
 __all__ = [
     "RESERVED_COLUMNS",
@@ -58,10 +58,13 @@ def quote(identifier: str) -> str:
 
 def connect() -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB with file and network access disabled and locked."""
-    return duckdb.connect(
-        ":memory:",
-        config={"enable_external_access": False, "lock_configuration": True, "threads": 1},
-    )
+    try:
+        return duckdb.connect(
+            ":memory:",
+            config={"enable_external_access": False, "lock_configuration": True, "threads": 1},
+        )
+    except duckdb.Error as exc:  # the engine itself failed: fail closed, not a bad artifact
+        raise InfrastructureError(f"cannot open an in-memory DuckDB: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,9 @@ def _read_tables(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[Table, ...
             "SELECT column_name, data_type FROM duckdb_columns() "
             "WHERE table_name = ? AND NOT internal ORDER BY column_index", [name]
         ).fetchall())
+        if name.startswith("_"):
+            raise PackError(f"table name {name!r} starts with '_', which RI_GATE reserves",
+                            file=path, hint="rename the table")
         clash = [c.name for c in cols if c.name.lower() in RESERVED_COLUMNS]
         if clash:
             raise PackError(f"table {name!r} declares reserved column(s) {clash}", file=path,

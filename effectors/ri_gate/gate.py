@@ -78,7 +78,7 @@ class RiGate:
     def _run(self, candidates: Sequence[Artifact]) -> tuple[list[Hit], list[str]]:
         con = connect()
         try:
-            type_hits, _rows = load_cohort(con, self.schema, candidates)
+            type_hits, _ = load_cohort(con, self.schema, candidates)
             mistyped = {(h.artifact, h.table, h.row, h.columns) for h in type_hits}
             hits = list(type_hits)
             hits += [h for h in constraint_hits(con, self.schema)

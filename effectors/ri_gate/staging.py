@@ -127,8 +127,10 @@ def _columns_of(
                     hits.append(Hit(
                         code="ri.type", artifact=a_idx, table=table.name, row=r_idx,
                         columns=(name,), expected=col.type,
+                        observed=safe_text(row.get(name), as_repr=True),
                         evidence=(f"{table.name}.{name} {col.type}",),
                         message=f"{name} holds {problem}, not a {col.type}",
+                        fix_hint=f"give {name} a {col.type} value",
                     ))
     return data, len(data[0])
 

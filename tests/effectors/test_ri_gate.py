@@ -293,3 +293,12 @@ def test_batch_equals_single(facility: RiGate) -> None:
         "ri.check", "ri.fk_orphan", "ri.room_power_budget", "ri.pk_duplicate",
         "ri.unmaintained_equipment", "ri.type",
     }
+
+
+def test_unrepresentable_cells_are_type_findings(small: RiGate) -> None:
+    v = judge1(small, art(p=[p_row(10**5000, "x", 1), p_row(1, "\ud800", 2),
+                             p_row(2, "nul\x00byte", 3)]))
+    found = [(c.code, c.location.row, c.location.column, c.observed) for c in v.critiques]
+    assert found == [("ri.type", 0, "a", "<integer of 16610 bits>"),
+                     ("ri.type", 1, "b", "'\\\\ud800'")]
+    v.model_dump_json()  # critique text stays valid UTF-8

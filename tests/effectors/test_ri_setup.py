@@ -112,3 +112,8 @@ def test_template_cannot_reach_attributes(tmp_path: Path) -> None:
            "SELECT _artifact, room_id FROM rooms\n")
     err = setup_error(tmp_path, assertion=sql)
     assert err.line == 3
+
+
+def test_underscore_table_names_are_reserved(tmp_path: Path) -> None:
+    err = setup_error(tmp_path, SPINE + "CREATE TABLE _assertion_0 (x INTEGER);")
+    assert "_assertion_0" in err.message
