@@ -14,9 +14,12 @@ RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench", description="run one benchmark",
-                                epilog="example:\n  python -m bench loop --json",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="run one benchmark",
+        epilog="example:\n  python -m bench loop --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("name", choices=sorted(BENCHES))
     p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

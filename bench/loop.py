@@ -25,12 +25,15 @@ DEMO = ROOT / "packs" / "facility" / "corpus" / "demo.jsonl"
 class _InstantCommitter:
     """Stands in for COMMIT so only the harness is measured."""
 
-    def commit(self, run_id: str, artifact: Artifact, metrics: Any, seq: int, head: str, at: str) -> Any:
+    def commit(
+        self, run_id: str, artifact: Artifact, metrics: Any, seq: int, head: str, at: str
+    ) -> Any:
         class Row:
             artifact_id = artifact.id
             version = 1
             content_hash = "0" * 64
             metrics_hash = "0" * 64
+
         return Row()
 
 
@@ -45,19 +48,35 @@ def _overhead(n_runs: int, rounds: int, memo: bool = True) -> tuple[float, float
     for rnd in range(rounds):
         with tempfile.TemporaryDirectory() as d:
             ledger = Ledger(Path(d) / "ledger.sqlite")
-            gates = {E.VALUE_GATE: InstantGate("value_gate"), E.RI_GATE: InstantGate("ri_gate"),
-                     E.PROSE_GATE: InstantGate("prose_gate")}
-            eng = Engines(agenda=Agenda(memo=memo), gates=gates, proposer=ScriptedProposer("fake", []),
-                          committer=_InstantCommitter(), ledger=ledger,  # type: ignore[arg-type]
-                          clock=lambda: "2026-01-01T00:00:00+00:00", max_attempts=3,
-                          has_prose=True, require_approval=False)
+            gates = {
+                E.VALUE_GATE: InstantGate("value_gate"),
+                E.RI_GATE: InstantGate("ri_gate"),
+                E.PROSE_GATE: InstantGate("prose_gate"),
+            }
+            eng = Engines(
+                agenda=Agenda(memo=memo),
+                gates=gates,
+                proposer=ScriptedProposer("fake", []),
+                committer=_InstantCommitter(),  # type: ignore[arg-type]
+                ledger=ledger,
+                clock=lambda: "2026-01-01T00:00:00+00:00",
+                max_attempts=3,
+                has_prose=True,
+                require_approval=False,
+            )
             t0 = time.perf_counter()
             runs = []
             for i in range(n_runs):
                 rid = f"r{rnd}-{i}"
                 art = Artifact(id=rid, tables={"t": [{"a": i}]}, prose="p.")
-                runs.append(Run(run_id=rid, input=art, input_hash="h",
-                                trace=TraceWriter(Path(d) / f"{rid}.jsonl", rid, eng.clock)))
+                runs.append(
+                    Run(
+                        run_id=rid,
+                        input=art,
+                        input_hash="h",
+                        trace=TraceWriter(Path(d) / f"{rid}.jsonl", rid, eng.clock),
+                    )
+                )
             start_cohort(runs, eng, "b", "bench", "0")
             fixed_s = time.perf_counter() - t0
             while any(not r.state.terminal for r in runs):

@@ -22,7 +22,8 @@ __all__ = ["Gate", "Proposer", "run_gate"]
 class Gate(Protocol):
     """A deterministic judge. `name` is the effector name (`value_gate`, ...)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
         """One verdict per candidate, in the same order."""
@@ -33,7 +34,8 @@ class Gate(Protocol):
 class Proposer(Protocol):
     """Proposes a full candidate artifact for one attempt. Its output is untrusted."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def propose(self, request: ProposalRequest) -> Proposal: ...
 
@@ -51,7 +53,7 @@ def run_gate(gate: Gate, candidates: Sequence[Artifact]) -> list[Verdict]:
         return verdicts
     except InfrastructureError:
         raise
-    except Exception as exc:  # noqa: BLE001 - this is the crash -> data boundary
+    except Exception as exc:
         crit = Critique(
             code="gate.crashed",
             gate=gate.name,

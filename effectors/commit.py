@@ -25,7 +25,14 @@ from harness.models import Artifact
 from harness.trace.chain import read_trace, verify_chain
 from harness.workspace import Workspace, atomic_write
 
-__all__ = ["Committer", "RecoveryReport", "artifact_bytes", "content_hash", "recover", "rebuild_view"]
+__all__ = [
+    "Committer",
+    "RecoveryReport",
+    "artifact_bytes",
+    "content_hash",
+    "rebuild_view",
+    "recover",
+]
 
 
 def artifact_bytes(artifact: Artifact) -> bytes:
@@ -56,8 +63,15 @@ class Committer:
                 atomic_write(path, payload)
         return digest, mdigest
 
-    def commit(self, run_id: str, artifact: Artifact, metrics: Mapping[str, Any],
-               trace_seq: int, trace_hash: str, at: str) -> CommitRow:
+    def commit(
+        self,
+        run_id: str,
+        artifact: Artifact,
+        metrics: Mapping[str, Any],
+        trace_seq: int,
+        trace_hash: str,
+        at: str,
+    ) -> CommitRow:
         digest, mdigest = self.write_objects(artifact, metrics)
         return self.ledger.commit(artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at)
 
@@ -114,7 +128,11 @@ def _valid_prefix(path: Path) -> tuple[int, str]:
 
     n, prev = 0, ""
     for _lineno, payload in read_trace(path):
-        if payload.get("seq") != n or payload.get("prev") != prev or event_hash(payload) != payload.get("hash"):
+        if (
+            payload.get("seq") != n
+            or payload.get("prev") != prev
+            or event_hash(payload) != payload.get("hash")
+        ):
             break
         n, prev = n + 1, payload["hash"]
     return n, prev

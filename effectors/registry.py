@@ -12,7 +12,14 @@ from harness.errors import ConfigError
 from harness.pack import Pack
 from harness.pools import Pools
 
-__all__ = ["GateContext", "build_gate", "build_proposer", "proposers", "register_gate", "register_proposer"]
+__all__ = [
+    "GateContext",
+    "build_gate",
+    "build_proposer",
+    "proposers",
+    "register_gate",
+    "register_proposer",
+]
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,9 @@ def build_gate(name: str, ctx: GateContext) -> Gate:
 def build_proposer(name: str, ctx: GateContext) -> Proposer:
     _builtins()
     if name not in _PROPOSERS:
-        raise ConfigError(f"unknown proposer {name!r}", hint=f"choose one of: {', '.join(sorted(_PROPOSERS))}")
+        raise ConfigError(
+            f"unknown proposer {name!r}", hint=f"choose one of: {', '.join(sorted(_PROPOSERS))}"
+        )
     return _PROPOSERS[name](ctx)
 
 

@@ -110,7 +110,7 @@ def candidates(
     return [c for s, c in scored if s == best]
 
 
-def synth_column(  # noqa: PLR0917 - the tool's documented signature
+def synth_column(
     pack: Pack,
     pools: Pools,
     artifact: Artifact,

@@ -9,9 +9,10 @@ durable hands an event to the first matching rule only, which would hide overlap
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from durable import engine as _engine
 from durable import lang as _lang
@@ -37,11 +38,13 @@ class _SynchronousHost(_engine.Host):  # type: ignore[misc]
 
 
 def _install_host() -> None:
-    if _lang._main_host is None:  # noqa: SLF001 - durable exposes no other way to choose the host
-        _lang._main_host = _SynchronousHost()  # noqa: SLF001
-    elif not isinstance(_lang._main_host, _SynchronousHost):  # noqa: SLF001
-        raise AgendaError("durable's host was created before membrane's agenda; import "
-                          "harness.agenda before defining other durable rulesets")
+    if _lang._main_host is None:
+        _lang._main_host = _SynchronousHost()
+    elif not isinstance(_lang._main_host, _SynchronousHost):
+        raise AgendaError(
+            "durable's host was created before membrane's agenda; import "
+            "harness.agenda before defining other durable rulesets"
+        )
 
 
 _install_host()
@@ -68,7 +71,7 @@ class _Ruleset:
     """One compiled durable ruleset; durable rulesets are process-global, so each is
     defined once and shared by every `Agenda` over the same rules."""
 
-    _defined: dict[str, _Ruleset] = {}
+    _defined: ClassVar[dict[str, _Ruleset]] = {}
 
     def __init__(self, name: str, rules: tuple[RuleSpec, ...]) -> None:
         self.name = name
@@ -108,11 +111,11 @@ class _Ruleset:
         try:
             _lang.assert_fact(self.name, fact)
         except _engine.MessageNotHandledException:
+            with contextlib.suppress(Exception):  # leave no unmatched fact behind
+                _lang.retract_fact(self.name, fact)
             raise AgendaError(f"no rule decides for {dict(facts)}") from None
-        try:
+        with contextlib.suppress(_engine.MessageNotHandledException):
             _lang.retract_fact(self.name, fact)
-        except _engine.MessageNotHandledException:  # pragma: no cover - retract of a known fact
-            pass
         fired, self.fired = list(self.fired), []
         if len(fired) != 1:
             names = [r.name for r in fired]
@@ -138,8 +141,13 @@ class Agenda:
     (`python -m bench loop` measures both). `memo=False` consults the engine every cycle.
     """
 
-    def __init__(self, rules: Sequence[RuleSpec] = agenda_v1.RULES, name: str = agenda_v1.NAME,
-                 *, memo: bool = True) -> None:
+    def __init__(
+        self,
+        rules: Sequence[RuleSpec] = agenda_v1.RULES,
+        name: str = agenda_v1.NAME,
+        *,
+        memo: bool = True,
+    ) -> None:
         self._rs = _Ruleset.get(rules, name)
         self.memo = memo
 
@@ -160,7 +168,5 @@ class Agenda:
     def forget(self, sid: str) -> None:
         """Drop a finished run's state from the engine (facts are retracted each cycle, so
         there is usually none)."""
-        try:
+        with contextlib.suppress(Exception):
             _lang.delete_state(self.name, sid)
-        except Exception:  # noqa: BLE001 - state may not exist (no fact ever stored)
-            pass

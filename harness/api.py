@@ -24,8 +24,16 @@ from harness.report import Report, build_report
 from harness.trace import TraceWriter
 from harness.workspace import Config, Workspace, atomic_write
 
-__all__ = ["BatchResult", "RunSummary", "Session", "init_workspace", "open_session", "run_batch",
-           "run_refine", "utc_now"]
+__all__ = [
+    "BatchResult",
+    "RunSummary",
+    "Session",
+    "init_workspace",
+    "open_session",
+    "run_batch",
+    "run_refine",
+    "utc_now",
+]
 
 Progress = Callable[[int, int], None]  # (finished runs, total runs)
 
@@ -37,10 +45,19 @@ def utc_now() -> str:
 def init_workspace(root: Path, pack: str | None = None) -> list[str]:
     """Create the workspace folders and a membrane.toml (kept if it exists). Returns what it made."""
     ws = Workspace(root)
-    made = [str(p.relative_to(root)) for p in (ws.scratch, ws.current, ws.traces, ws.state) if not p.exists()]
+    made = [
+        str(p.relative_to(root))
+        for p in (ws.scratch, ws.current, ws.traces, ws.state)
+        if not p.exists()
+    ]
     ws.ensure()
     if not ws.config_path.exists():
-        lines = ["# membrane workspace configuration", 'proposer = "offline"', "seed = 0", "cohort_size = 256"]
+        lines = [
+            "# membrane workspace configuration",
+            'proposer = "offline"',
+            "seed = 0",
+            "cohort_size = 256",
+        ]
         if pack:
             lines.insert(1, f'pack = "{pack}"')
         atomic_write(ws.config_path, ("\n".join(lines) + "\n").encode())
@@ -77,22 +94,36 @@ def load_engines_pack(pack: Pack, ws: Workspace) -> Pools:
     return load_pools(pack, ws.cache)
 
 
-def open_session(root: Path, pack_arg: str | Path | None = None, *, proposer: str | None = None,
-                 max_attempts: int | None = None, clock: Callable[[], str] = utc_now) -> Session:
+def open_session(
+    root: Path,
+    pack_arg: str | Path | None = None,
+    *,
+    proposer: str | None = None,
+    max_attempts: int | None = None,
+    clock: Callable[[], str] = utc_now,
+) -> Session:
     ws = Workspace(root)
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
     ws.ensure()
     pools = load_engines_pack(pack, ws)
     ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=config.seed)
-    gates = {E.VALUE_GATE: build_gate("value_gate", ctx), E.RI_GATE: build_gate("ri_gate", ctx),
-             E.PROSE_GATE: build_gate("prose_gate", ctx)}
+    gates = {
+        E.VALUE_GATE: build_gate("value_gate", ctx),
+        E.RI_GATE: build_gate("ri_gate", ctx),
+        E.PROSE_GATE: build_gate("prose_gate", ctx),
+    }
     ledger = Ledger(ws.ledger_path)
     engines = Engines(
-        agenda=Agenda(), gates=gates, proposer=build_proposer(proposer or config.proposer, ctx),
-        committer=Committer(ws, ledger), ledger=ledger, clock=clock,
+        agenda=Agenda(),
+        gates=gates,
+        proposer=build_proposer(proposer or config.proposer, ctx),
+        committer=Committer(ws, ledger),
+        ledger=ledger,
+        clock=clock,
         max_attempts=max_attempts or config.max_attempts or pack.config.policy.max_attempts,
-        has_prose=pack.config.prose.enabled, require_approval=pack.config.policy.require_approval,
+        has_prose=pack.config.prose.enabled,
+        require_approval=pack.config.policy.require_approval,
     )
     return Session(ws, config, pack, pools, ledger, engines)
 
@@ -135,8 +166,14 @@ def _new_run(session: Session, artifact: Artifact, clock: Callable[[], str]) -> 
     return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
 
 
-def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_size: int,
-                     progress: Progress | None = None, batch_id: str | None = None) -> BatchResult:
+def refine_artifacts(
+    session: Session,
+    artifacts: Sequence[Artifact],
+    *,
+    cohort_size: int,
+    progress: Progress | None = None,
+    batch_id: str | None = None,
+) -> BatchResult:
     """Refine artifacts in cohorts; skips those already settled for the same input."""
     t0 = time.perf_counter()
     result = BatchResult()
@@ -152,8 +189,10 @@ def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_
     if progress:
         progress(0, len(todo))
     for i in range(0, len(todo), cohort_size):
-        runs = [_new_run(session, a, session.engines.clock) for a in todo[i:i + cohort_size]]
-        start_cohort(runs, session.engines, batch_id, session.pack.name, session.pack.config.pack.version)
+        runs = [_new_run(session, a, session.engines.clock) for a in todo[i : i + cohort_size]]
+        start_cohort(
+            runs, session.engines, batch_id, session.pack.name, session.pack.config.pack.version
+        )
         while any(not r.state.terminal for r in runs):
             step_cohort(runs, session.engines)
             now = finished + sum(1 for r in runs if r.state.terminal)
@@ -162,16 +201,26 @@ def refine_artifacts(session: Session, artifacts: Sequence[Artifact], *, cohort_
         finished += len(runs)
         rebuild_view(session.ws, session.ledger)
         result.runs.extend(
-            RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error) for r in runs
+            RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error)
+            for r in runs
         )
     result.seconds = time.perf_counter() - t0
     return result
 
 
-def run_batch(root: Path, corpus: Path, pack_arg: str | Path | None = None, *,
-              proposer: str | None = None, max_attempts: int | None = None,
-              cohort_size: int | None = None, strict_input: bool = False, report: bool = False,
-              progress: Progress | None = None, clock: Callable[[], str] = utc_now) -> BatchResult:
+def run_batch(
+    root: Path,
+    corpus: Path,
+    pack_arg: str | Path | None = None,
+    *,
+    proposer: str | None = None,
+    max_attempts: int | None = None,
+    cohort_size: int | None = None,
+    strict_input: bool = False,
+    report: bool = False,
+    progress: Progress | None = None,
+    clock: Callable[[], str] = utc_now,
+) -> BatchResult:
     """`membrane batch`: refine every valid artifact of a corpus; report the bad lines."""
     ws = Workspace(root)
     config = ws.config()
@@ -180,29 +229,45 @@ def run_batch(root: Path, corpus: Path, pack_arg: str | Path | None = None, *,
     if strict_input and read.errors:
         raise read.errors[0]
     with ws.lock():
-        session = open_session(root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock)
+        session = open_session(
+            root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock
+        )
         try:
             rec = recover(session.ws, session.ledger)
-            result = refine_artifacts(session, read.artifacts,
-                                      cohort_size=cohort_size or config.cohort_size, progress=progress)
+            result = refine_artifacts(
+                session,
+                read.artifacts,
+                cohort_size=cohort_size or config.cohort_size,
+                progress=progress,
+            )
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
-                result.report = build_report(session.ws, session.pack, list(session.engines.gates.values()))
+                result.report = build_report(
+                    session.ws, session.pack, list(session.engines.gates.values())
+                )
             return result
         finally:
             session.close()
 
 
-def run_refine(root: Path, artifact_path: Path, pack_arg: str | Path | None = None, *,
-               proposer: str | None = None, max_attempts: int | None = None,
-               clock: Callable[[], str] = utc_now) -> BatchResult:
+def run_refine(
+    root: Path,
+    artifact_path: Path,
+    pack_arg: str | Path | None = None,
+    *,
+    proposer: str | None = None,
+    max_attempts: int | None = None,
+    clock: Callable[[], str] = utc_now,
+) -> BatchResult:
     """`membrane refine`: one artifact, a cohort of one. A bad file raises (exit 2)."""
     ws = Workspace(root)
     pack = _pack_for(ws, ws.config(), pack_arg)
     artifact = read_artifact_file(artifact_path, pack)
     with ws.lock():
-        session = open_session(root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock)
+        session = open_session(
+            root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock
+        )
         try:
             recover(session.ws, session.ledger)
             return refine_artifacts(session, [artifact], cohort_size=1)
@@ -214,8 +279,11 @@ def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
     """`membrane report`: baseline (the inputs) against the refined corpus."""
     ws = Workspace(root)
     if not ws.ledger_path.exists():
-        raise ConfigError("nothing has run in this workspace yet", file=ws.root,
-                          hint="run `membrane batch` first, or pass --workspace")
+        raise ConfigError(
+            "nothing has run in this workspace yet",
+            file=ws.root,
+            hint="run `membrane batch` first, or pass --workspace",
+        )
     session = open_session(root, pack_arg)
     try:
         return build_report(session.ws, session.pack, list(session.engines.gates.values()))

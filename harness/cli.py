@@ -58,58 +58,116 @@ def _emit_json(obj: Any) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="membrane", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-        description="A gated refinement loop: the agent proposes; the membrane disposes.")
+        prog="membrane",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description="A gated refinement loop: the agent proposes; the membrane disposes.",
+    )
     p.add_argument("--version", action="version", version=f"membrane {__version__}")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--workspace", "-w", metavar="DIR",
-                        help="workspace folder (default: $MEMBRANE_WORKSPACE, else the current folder)")
+    common.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="workspace folder (default: $MEMBRANE_WORKSPACE, else the current folder)",
+    )
     common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def cmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, parents=[common], help=help_, description=help_,
-                              epilog=f"example:\n  {example}",
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        return sub.add_parser(
+            name,
+            parents=[common],
+            help=help_,
+            description=help_,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
-    c = cmd("init", "create a workspace (folders and membrane.toml)", "membrane init --pack packs/facility")
+    c = cmd(
+        "init",
+        "create a workspace (folders and membrane.toml)",
+        "membrane init --pack packs/facility",
+    )
     c.add_argument("--pack", metavar="DIR", help="pack folder to record in membrane.toml")
 
     for name, what, ex in (
-        ("refine", "refine one artifact (.json) through the full loop",
-         "membrane refine artifact.json --pack packs/facility"),
-        ("batch", "refine every artifact of a JSONL corpus; a rerun resumes",
-         "membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility"),
+        (
+            "refine",
+            "refine one artifact (.json) through the full loop",
+            "membrane refine artifact.json --pack packs/facility",
+        ),
+        (
+            "batch",
+            "refine every artifact of a JSONL corpus; a rerun resumes",
+            "membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility",
+        ),
     ):
         c = cmd(name, what, ex)
-        c.add_argument("input", metavar="ARTIFACT.json" if name == "refine" else "CORPUS.jsonl", type=Path)
-        c.add_argument("--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)")
+        c.add_argument(
+            "input", metavar="ARTIFACT.json" if name == "refine" else "CORPUS.jsonl", type=Path
+        )
+        c.add_argument(
+            "--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)"
+        )
         c.add_argument("--proposer", metavar="NAME", help="proposer (default: offline)")
-        c.add_argument("--max-attempts", type=int, metavar="N", help="attempt budget per run (the input is attempt 1)")
+        c.add_argument(
+            "--max-attempts",
+            type=int,
+            metavar="N",
+            help="attempt budget per run (the input is attempt 1)",
+        )
         if name == "batch":
-            c.add_argument("--cohort-size", type=int, metavar="N", help="runs stepped in lockstep (default 256)")
+            c.add_argument(
+                "--cohort-size",
+                type=int,
+                metavar="N",
+                help="runs stepped in lockstep (default 256)",
+            )
             c.add_argument("--strict", action="store_true", help="exit 3 if any run did not commit")
-            c.add_argument("--strict-input", action="store_true", help="stop before running anything if a corpus line is bad")
+            c.add_argument(
+                "--strict-input",
+                action="store_true",
+                help="stop before running anything if a corpus line is bad",
+            )
             c.add_argument("--no-report", action="store_true", help="skip the before/after table")
             c.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     c = cmd("report", "single-shot baseline vs refined corpus", "membrane report --json")
     c.add_argument("--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)")
-    cmd("recover", "settle interrupted runs and rebuild current/ from the ledger", "membrane recover")
+    cmd(
+        "recover",
+        "settle interrupted runs and rebuild current/ from the ledger",
+        "membrane recover",
+    )
 
-    t = sub.add_parser("trace", help="inspect and verify traces", description="inspect and verify traces")
+    t = sub.add_parser(
+        "trace", help="inspect and verify traces", description="inspect and verify traces"
+    )
     tsub = t.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
 
     def tcmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        return tsub.add_parser(name, parents=[common], help=help_, description=help_,
-                               epilog=f"example:\n  {example}",
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+        return tsub.add_parser(
+            name,
+            parents=[common],
+            help=help_,
+            description=help_,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
     tcmd("list", "list runs with their final state", "membrane trace list")
     tcmd("show", "print one run's trace", "membrane trace show fac-0001.r1").add_argument("run")
-    tcmd("verify", "verify hash chains against the ledger anchors (all runs, or one)",
-         "membrane trace verify fac-0001.r1").add_argument("run", nargs="?")
-    w = tcmd("why", "provenance of one committed cell", "membrane trace why fac-0001 equipment EQ-001 standard")
+    tcmd(
+        "verify",
+        "verify hash chains against the ledger anchors (all runs, or one)",
+        "membrane trace verify fac-0001.r1",
+    ).add_argument("run", nargs="?")
+    w = tcmd(
+        "why",
+        "provenance of one committed cell",
+        "membrane trace why fac-0001 equipment EQ-001 standard",
+    )
     w.add_argument("artifact")
     w.add_argument("table")
     w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")

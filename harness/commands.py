@@ -29,11 +29,19 @@ def dispatch(args: argparse.Namespace) -> int:
     root = resolve_workspace(args.workspace)
     if args.command == "trace":
         handler: Callable[[argparse.Namespace, Path], int] = {
-            "list": _trace_list, "show": _trace_show, "verify": _trace_verify, "why": _trace_why,
+            "list": _trace_list,
+            "show": _trace_show,
+            "verify": _trace_verify,
+            "why": _trace_why,
         }[args.trace_command]
         return handler(args, root)
-    return {"init": _init, "refine": _refine, "batch": _batch, "report": _report,
-            "recover": _recover}[args.command](args, root)
+    return {
+        "init": _init,
+        "refine": _refine,
+        "batch": _batch,
+        "report": _report,
+        "recover": _recover,
+    }[args.command](args, root)
 
 
 def _init(args: argparse.Namespace, root: Path) -> int:
@@ -50,28 +58,50 @@ def _progress(enabled: bool) -> Iterator[api.Progress | None]:
     if not enabled:
         yield None
         return
-    bar = Progress(TextColumn("refining"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err, transient=True)
+    bar = Progress(
+        TextColumn("refining"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     task = bar.add_task("runs", total=None)
     with bar:
+
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
+
         yield update
 
 
 def _batch(args: argparse.Namespace, root: Path) -> int:
     show = not args.json and not args.no_progress and sys.stderr.isatty()
     with _progress(show) as progress:
-        result = api.run_batch(root, args.input, args.pack, proposer=args.proposer,
-                               max_attempts=args.max_attempts, cohort_size=args.cohort_size,
-                               strict_input=args.strict_input, report=not args.no_report,
-                               progress=progress)
+        result = api.run_batch(
+            root,
+            args.input,
+            args.pack,
+            proposer=args.proposer,
+            max_attempts=args.max_attempts,
+            cohort_size=args.cohort_size,
+            strict_input=args.strict_input,
+            report=not args.no_report,
+            progress=progress,
+        )
     not_committed = [r for r in result.runs if r.state != "COMMITTED"]
     if args.json:
-        _emit_json({"runs": result.runs, "skipped": result.skipped, "errors": result.errors,
-                    "seconds": round(result.seconds, 3), "artifacts_per_s": round(result.artifacts_per_s, 2),
-                    "recovered": result.recovered,
-                    "report": result.report.to_dict() if result.report else None})
+        _emit_json(
+            {
+                "runs": result.runs,
+                "skipped": result.skipped,
+                "errors": result.errors,
+                "seconds": round(result.seconds, 3),
+                "artifacts_per_s": round(result.artifacts_per_s, 2),
+                "recovered": result.recovered,
+                "report": result.report.to_dict() if result.report else None,
+            }
+        )
     else:
         for e in result.errors:
             sys.stderr.write(f"membrane: bad input: {e.render()}\n")
@@ -90,15 +120,19 @@ def _summary(result: api.BatchResult) -> None:
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "nothing to do"
     skipped = f"; {len(result.skipped)} already settled (skipped)" if result.skipped else ""
     bad = f"; {len(result.errors)} bad input line(s)" if result.errors else ""
-    out.print(f"{len(result.runs)} run(s): {parts}{skipped}{bad} in {result.seconds:.1f}s "
-              f"({result.artifacts_per_s:.1f} artifacts/s)")
+    out.print(
+        f"{len(result.runs)} run(s): {parts}{skipped}{bad} in {result.seconds:.1f}s "
+        f"({result.artifacts_per_s:.1f} artifacts/s)"
+    )
     if result.recovered:
         out.print(f"recovered: {result.recovered}")
     for r in result.runs:
         if r.state != "COMMITTED":
             codes = ", ".join(f"{c}x{n}" for c, n in sorted(r.codes.items()))
-            out.print(f"  {r.artifact_id}: {r.state} after {r.attempts} attempt(s) ({codes})"
-                      + (f" — {r.error}" if r.error else ""))
+            out.print(
+                f"  {r.artifact_id}: {r.state} after {r.attempts} attempt(s) ({codes})"
+                + (f" — {r.error}" if r.error else "")
+            )
 
 
 def _print_report(rep: Report) -> None:
@@ -126,8 +160,9 @@ def _print_report(rep: Report) -> None:
 
 
 def _refine(args: argparse.Namespace, root: Path) -> int:
-    result = api.run_refine(root, args.input, args.pack, proposer=args.proposer,
-                            max_attempts=args.max_attempts)
+    result = api.run_refine(
+        root, args.input, args.pack, proposer=args.proposer, max_attempts=args.max_attempts
+    )
     run = result.runs[0] if result.runs else None
     if args.json:
         _emit_json({"run": run, "skipped": result.skipped, "seconds": round(result.seconds, 3)})
@@ -135,8 +170,10 @@ def _refine(args: argparse.Namespace, root: Path) -> int:
         out.print(f"{result.skipped[0]}: already settled for this input (skipped)")
     else:
         codes = ", ".join(f"{c}x{n}" for c, n in sorted(run.codes.items())) or "none"
-        out.print(f"{run.artifact_id}: {run.state} after {run.attempts} attempt(s); run {run.run_id}; "
-                  f"critiques: {codes}")
+        out.print(
+            f"{run.artifact_id}: {run.state} after {run.attempts} attempt(s); run {run.run_id}; "
+            f"critiques: {codes}"
+        )
     return EXIT_OK if run is None or run.state == "COMMITTED" else EXIT_NOT_COMMITTED
 
 
@@ -154,7 +191,9 @@ def _recover(args: argparse.Namespace, root: Path) -> int:
     if args.json:
         _emit_json(rec)
     else:
-        out.print("recovered: " + (", ".join(f"{k}={v}" for k, v in rec.items() if v) or "nothing to do"))
+        out.print(
+            "recovered: " + (", ".join(f"{k}={v}" for k, v in rec.items() if v) or "nothing to do")
+        )
     return EXIT_OK
 
 
@@ -220,14 +259,22 @@ def _trace_why(args: argparse.Namespace, root: Path) -> int:
         _emit_json(_jsonable(prov))
         return EXIT_OK
     out.print(f"{prov.artifact_id} {prov.cell} = {prov.value!r}", markup=False)
-    out.print(f"  proposed: attempt {prov.proposed['attempt']} by {prov.proposed['proposer']} "
-              f"(run {prov.run_id}, record {prov.proposed['seq']})", markup=False)
+    out.print(
+        f"  proposed: attempt {prov.proposed['attempt']} by {prov.proposed['proposer']} "
+        f"(run {prov.run_id}, record {prov.proposed['seq']})",
+        markup=False,
+    )
     for a in prov.admitted:
-        out.print(f"  admitted: {a['gate']} on attempt {a['attempt']} (record {a['seq']}, "
-                  f"judged in a batch of {a['batch_size']})", markup=False)
+        out.print(
+            f"  admitted: {a['gate']} on attempt {a['attempt']} (record {a['seq']}, "
+            f"judged in a batch of {a['batch_size']})",
+            markup=False,
+        )
     c = prov.committed
-    out.print(f"  committed: version {c['version']} ({prov.content_hash[:12]}) at {c['at']} (record {c['seq']})",
-              markup=False)
+    out.print(
+        f"  committed: version {c['version']} ({prov.content_hash[:12]}) at {c['at']} (record {c['seq']})",
+        markup=False,
+    )
     return EXIT_OK
 
 

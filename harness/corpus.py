@@ -32,26 +32,40 @@ def check_against_pack(artifact: Artifact, pack: Pack) -> str | None:
         for i, row in enumerate(rows):
             extra = sorted(set(row) - set(binding.columns))
             if extra:
-                return (f"table {table!r} row {i}: unknown column(s) {extra} "
-                        f"(the pack binds: {', '.join(binding.columns)})")
+                return (
+                    f"table {table!r} row {i}: unknown column(s) {extra} "
+                    f"(the pack binds: {', '.join(binding.columns)})"
+                )
     return None
 
 
 def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifact:
     if not isinstance(payload, dict):
-        raise CorpusError("an artifact must be a JSON object", file=file, line=line,
-                          hint='expected {"id": ..., "tables": {...}, "prose": ...}')
+        raise CorpusError(
+            "an artifact must be a JSON object",
+            file=file,
+            line=line,
+            hint='expected {"id": ..., "tables": {...}, "prose": ...}',
+        )
     try:
         artifact = Artifact.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise CorpusError(f"invalid artifact at `{where}`: {first['msg']}", file=file, line=line,
-                          hint="see the corpus format in README.md") from exc
+        raise CorpusError(
+            f"invalid artifact at `{where}`: {first['msg']}",
+            file=file,
+            line=line,
+            hint="see the corpus format in README.md",
+        ) from exc
     problem = check_against_pack(artifact, pack)
     if problem:
-        raise CorpusError(f"artifact {artifact.id!r}: {problem}", file=file, line=line,
-                          hint=f"fix the artifact or use a pack that binds it ({pack.root})")
+        raise CorpusError(
+            f"artifact {artifact.id!r}: {problem}",
+            file=file,
+            line=line,
+            hint=f"fix the artifact or use a pack that binds it ({pack.root})",
+        )
     return artifact
 
 
@@ -73,18 +87,27 @@ def read_corpus(path: Path, pack: Pack) -> CorpusRead:
                 continue
             try:
                 if len(raw) > MAX_LINE_BYTES:
-                    raise CorpusError(f"line is {len(raw)} bytes (max {MAX_LINE_BYTES})",
-                                      file=path, line=lineno)
+                    raise CorpusError(
+                        f"line is {len(raw)} bytes (max {MAX_LINE_BYTES})", file=path, line=lineno
+                    )
                 try:
                     payload = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    raise CorpusError(f"not valid JSON: {exc}", file=path, line=lineno,
-                                      hint="each line must be one JSON object") from exc
+                    raise CorpusError(
+                        f"not valid JSON: {exc}",
+                        file=path,
+                        line=lineno,
+                        hint="each line must be one JSON object",
+                    ) from exc
                 artifact = _validate(payload, pack, path, lineno)
                 if artifact.id in seen:
-                    raise CorpusError(f"duplicate artifact id {artifact.id!r} (first on line "
-                                      f"{seen[artifact.id]})", file=path, line=lineno,
-                                      hint="ids must be unique within a corpus")
+                    raise CorpusError(
+                        f"duplicate artifact id {artifact.id!r} (first on line "
+                        f"{seen[artifact.id]})",
+                        file=path,
+                        line=lineno,
+                        hint="ids must be unique within a corpus",
+                    )
                 seen[artifact.id] = lineno
                 out.artifacts.append(artifact)
             except CorpusError as err:
@@ -99,6 +122,7 @@ def read_artifact_file(path: Path, pack: Pack) -> Artifact:
     try:
         payload = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
-        raise CorpusError(f"not valid JSON: {exc}", file=path,
-                          hint="the file must hold one JSON artifact object") from exc
+        raise CorpusError(
+            f"not valid JSON: {exc}", file=path, hint="the file must hold one JSON artifact object"
+        ) from exc
     return _validate(payload, pack, path, None)

@@ -18,8 +18,11 @@ __all__ = ["Provenance", "list_runs", "show_run", "verify_traces", "why"]
 
 def _ledger(ws: Workspace) -> Ledger:
     if not ws.ledger_path.exists():
-        raise ConfigError("no ledger in this workspace (nothing has run here yet)", file=ws.root,
-                          hint="run `membrane batch` or `membrane refine` first, or pass --workspace")
+        raise ConfigError(
+            "no ledger in this workspace (nothing has run here yet)",
+            file=ws.root,
+            hint="run `membrane batch` or `membrane refine` first, or pass --workspace",
+        )
     return Ledger(ws.ledger_path)
 
 
@@ -34,7 +37,9 @@ def list_runs(ws: Workspace) -> list[RunRow]:
 def show_run(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
     path = ws.trace_path(run_id)
     if "/" in run_id or not path.is_file():
-        raise ConfigError(f"no trace for run {run_id!r}", file=path, hint="see `membrane trace list`")
+        raise ConfigError(
+            f"no trace for run {run_id!r}", file=path, hint="see `membrane trace list`"
+        )
     return [payload for _n, payload in read_trace(path)]
 
 
@@ -59,9 +64,20 @@ def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult
         if not path.exists():
             results.append(VerifyResult(rid, False, 0, "", "trace file is missing"))
             continue
-        anchor = (row.trace_len, row.trace_head) if row and row.trace_len is not None and row.trace_head is not None and row.status != "running" else None
+        anchor = (
+            (row.trace_len, row.trace_head)
+            if row
+            and row.trace_len is not None
+            and row.trace_head is not None
+            and row.status != "running"
+            else None
+        )
         if row is None:
-            results.append(VerifyResult(rid, False, 0, "", "the ledger knows no such run (a stray or planted file)"))
+            results.append(
+                VerifyResult(
+                    rid, False, 0, "", "the ledger knows no such run (a stray or planted file)"
+                )
+            )
             continue
         results.append(verify_chain(path, anchor))
     return results
@@ -83,8 +99,10 @@ class Provenance:
 def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) -> int:
     rows = tables.get(table)
     if rows is None:
-        raise ConfigError(f"the committed artifact has no table {table!r}",
-                          hint=f"tables: {', '.join(sorted(tables))}")
+        raise ConfigError(
+            f"the committed artifact has no table {table!r}",
+            hint=f"tables: {', '.join(sorted(tables))}",
+        )
     if row.isdigit():
         idx = int(row)
     else:  # a key: the value of the row's first column
@@ -105,8 +123,10 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
     finally:
         ledger.close()
     if commit is None:
-        raise ConfigError(f"artifact {artifact_id!r} has no committed version",
-                          hint="see `membrane trace list` for its runs")
+        raise ConfigError(
+            f"artifact {artifact_id!r} has no committed version",
+            hint="see `membrane trace list` for its runs",
+        )
     art = orjson.loads((ws.current / "artifacts" / f"{commit.content_hash}.json").read_bytes())
     idx = _row_index(art["tables"], table, row)
     if column not in art["tables"][table][idx]:
@@ -118,20 +138,47 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
     for _n, ev in read_trace(ws.trace_path(commit.run_id)):
         kind = ev.get("kind")
         if kind == "proposal" and any(c["cell"] == cell for c in ev["changes"]):
-            proposed = {"attempt": ev["attempt"], "proposer": ev["proposer"], "seq": ev["seq"],
-                        "at": ev["at"], "hash": ev["hash"]}
+            proposed = {
+                "attempt": ev["attempt"],
+                "proposer": ev["proposer"],
+                "seq": ev["seq"],
+                "at": ev["at"],
+                "hash": ev["hash"],
+            }
             admitted = []
         elif kind == "verdict" and proposed and ev["passed"] and cell not in ev["rejected"]:
-            admitted.append({"gate": ev["gate"], "attempt": ev["attempt"], "seq": ev["seq"],
-                             "hash": ev["hash"], "batch_size": ev["batch_size"]})
+            admitted.append(
+                {
+                    "gate": ev["gate"],
+                    "attempt": ev["attempt"],
+                    "seq": ev["seq"],
+                    "hash": ev["hash"],
+                    "batch_size": ev["batch_size"],
+                }
+            )
         elif kind == "commit" and not ev.get("held"):
-            committed = {"seq": ev["seq"], "version": ev["version"], "at": ev["at"],
-                         "hash": ev["hash"], "content_hash": ev["content_hash"]}
+            committed = {
+                "seq": ev["seq"],
+                "version": ev["version"],
+                "at": ev["at"],
+                "hash": ev["hash"],
+                "content_hash": ev["content_hash"],
+            }
     if proposed is None or committed is None:
-        raise TraceError(f"the trace of run {commit.run_id} does not account for {cell}",
-                         )
-    return Provenance(artifact_id, cell, art["tables"][table][idx][column], commit.version,
-                      commit.content_hash, commit.run_id, proposed, admitted, committed)
+        raise TraceError(
+            f"the trace of run {commit.run_id} does not account for {cell}",
+        )
+    return Provenance(
+        artifact_id,
+        cell,
+        art["tables"][table][idx][column],
+        commit.version,
+        commit.content_hash,
+        commit.run_id,
+        proposed,
+        admitted,
+        committed,
+    )
 
 
 def trace_file(ws: Workspace, run_id: str) -> Path:

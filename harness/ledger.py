@@ -80,8 +80,9 @@ class Ledger:
         self._db.close()
 
     # -- runs ---------------------------------------------------------------------------
-    def start_run(self, run_id: str, artifact_id: str, batch_id: str, input_hash: str,
-                  started_at: str) -> None:
+    def start_run(
+        self, run_id: str, artifact_id: str, batch_id: str, input_hash: str, started_at: str
+    ) -> None:
         self._db.execute(
             "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
             " VALUES (?, ?, ?, ?, 'running', ?)",
@@ -93,10 +94,13 @@ class Ledger:
         with self._txn():
             self._db.executemany(
                 "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
-                " VALUES (?, ?, ?, ?, 'running', ?)", rows)
+                " VALUES (?, ?, ?, ?, 'running', ?)",
+                rows,
+            )
 
-    def finish_run(self, run_id: str, status: str, trace_len: int, trace_head: str,
-                   outcome_json: str | None) -> None:
+    def finish_run(
+        self, run_id: str, status: str, trace_len: int, trace_head: str, outcome_json: str | None
+    ) -> None:
         self.finish_runs([(run_id, status, trace_len, trace_head, outcome_json)])
 
     def finish_runs(self, rows: Sequence[tuple[str, str, int, str, str | None]]) -> None:
@@ -106,7 +110,8 @@ class Ledger:
         with self._txn():
             self._db.executemany(
                 "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
-                [(st, n, head, out, rid) for rid, st, n, head, out in rows])
+                [(st, n, head, out, rid) for rid, st, n, head, out in rows],
+            )
 
     @contextmanager
     def _txn(self) -> Iterator[None]:
@@ -119,7 +124,11 @@ class Ledger:
         self._db.execute("COMMIT")
 
     def runs(self, status: str | None = None) -> list[RunRow]:
-        sql = "SELECT * FROM runs" + (" WHERE status = ?" if status else "") + " ORDER BY started_at, run_id"
+        sql = (
+            "SELECT * FROM runs"
+            + (" WHERE status = ?" if status else "")
+            + " ORDER BY started_at, run_id"
+        )
         return [RunRow(*r) for r in self._db.execute(sql, (status,) if status else ())]
 
     def run(self, run_id: str) -> RunRow | None:
@@ -127,8 +136,11 @@ class Ledger:
         return RunRow(*r) if r else None
 
     def count_runs(self, artifact_id: str) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM runs WHERE artifact_id = ?",
-                                    (artifact_id,)).fetchone()[0])
+        return int(
+            self._db.execute(
+                "SELECT COUNT(*) FROM runs WHERE artifact_id = ?", (artifact_id,)
+            ).fetchone()[0]
+        )
 
     def finished_inputs(self) -> set[tuple[str, str]]:
         """(artifact_id, input_hash) pairs that a finished run settled (not FAILED/INTERRUPTED)."""
@@ -138,8 +150,16 @@ class Ledger:
         return {(a, h) for a, h in rows}
 
     # -- commits ------------------------------------------------------------------------
-    def commit(self, artifact_id: str, content_hash: str, metrics_hash: str, run_id: str,
-               trace_seq: int, trace_hash: str, committed_at: str) -> CommitRow:
+    def commit(
+        self,
+        artifact_id: str,
+        content_hash: str,
+        metrics_hash: str,
+        run_id: str,
+        trace_seq: int,
+        trace_hash: str,
+        committed_at: str,
+    ) -> CommitRow:
         """The single commit point. Idempotent for a run: committing it twice returns the first row."""
         cur = self._db.cursor()
         cur.execute("BEGIN IMMEDIATE")
@@ -149,13 +169,32 @@ class Ledger:
                 cur.execute("COMMIT")
                 return CommitRow(*existing)
             (latest,) = cur.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?", (artifact_id,)
+                "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
+                (artifact_id,),
             ).fetchone()
-            row = CommitRow(artifact_id, int(latest) + 1, content_hash, metrics_hash, run_id,
-                            trace_seq, trace_hash, committed_at)
-            cur.execute("INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
-                row.artifact_id, row.version, row.content_hash, row.metrics_hash, row.run_id,
-                row.trace_seq, row.trace_hash, row.committed_at))
+            row = CommitRow(
+                artifact_id,
+                int(latest) + 1,
+                content_hash,
+                metrics_hash,
+                run_id,
+                trace_seq,
+                trace_hash,
+                committed_at,
+            )
+            cur.execute(
+                "INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.artifact_id,
+                    row.version,
+                    row.content_hash,
+                    row.metrics_hash,
+                    row.run_id,
+                    row.trace_seq,
+                    row.trace_hash,
+                    row.committed_at,
+                ),
+            )
             cur.execute("COMMIT")
             return row
         except BaseException:
@@ -171,7 +210,10 @@ class Ledger:
         return [CommitRow(*r) for r in rows]
 
     def all_commits(self) -> list[CommitRow]:
-        return [CommitRow(*r) for r in self._db.execute("SELECT * FROM commits ORDER BY artifact_id, version")]
+        return [
+            CommitRow(*r)
+            for r in self._db.execute("SELECT * FROM commits ORDER BY artifact_id, version")
+        ]
 
     def commit_of_run(self, run_id: str) -> CommitRow | None:
         r = self._db.execute("SELECT * FROM commits WHERE run_id = ?", (run_id,)).fetchone()
@@ -179,6 +221,7 @@ class Ledger:
 
     def latest_commit(self, artifact_id: str) -> CommitRow | None:
         r = self._db.execute(
-            "SELECT * FROM commits WHERE artifact_id = ? ORDER BY version DESC LIMIT 1", (artifact_id,)
+            "SELECT * FROM commits WHERE artifact_id = ? ORDER BY version DESC LIMIT 1",
+            (artifact_id,),
         ).fetchone()
         return CommitRow(*r) if r else None

@@ -8,7 +8,7 @@ each keeping its own verdict and trace. `refine` is a cohort of one.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from effectors.base import Gate, Proposer, run_gate
@@ -50,7 +50,7 @@ class Engines:
     """Everything a cohort step needs; built once per batch by `harness.api`."""
 
     agenda: Agenda
-    gates: dict[E, Gate]
+    gates: Mapping[E, Gate]
     proposer: Proposer
     committer: Committer
     ledger: Ledger
@@ -96,16 +96,23 @@ class Run:
     def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
         """Write the first trace record; the caller registers the run in the ledger
         (`start_runs`, one transaction per cohort)."""
-        self.trace.append(RunStarted, artifact_id=self.input.id, batch_id=batch_id, pack=pack,
-                          pack_version=pack_version, proposer=eng.proposer.name,
-                          agenda=eng.agenda.name, input_hash=self.input_hash,
-                          max_attempts=eng.max_attempts)
+        self.trace.append(
+            RunStarted,
+            artifact_id=self.input.id,
+            batch_id=batch_id,
+            pack=pack,
+            pack_version=pack_version,
+            proposer=eng.proposer.name,
+            agenda=eng.agenda.name,
+            input_hash=self.input_hash,
+            max_attempts=eng.max_attempts,
+        )
 
 
 def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     """One cycle for every active run: decide, fire, then run effectors grouped."""
     plan: dict[E, list[Run]] = defaultdict(list)
-    finished = []
+    finished: list[tuple[str, str, int, str, str]] = []
     for run in runs:
         if run.state.terminal:
             continue
@@ -127,10 +134,16 @@ def _apply(run: Run, d: Decision, eng: Engines) -> None:
         run.machine.fire(d.trigger)
     run.cycles += 1
     run.outcome = "none"
-    run.trace.append(DecisionEvent, cycle=run.cycles, facts=facts, rule=d.rule,
-                     trigger=d.trigger.value if d.trigger else None,
-                     effector=d.effector.value if d.effector else None,
-                     state_before=before.value, state_after=run.state.value)
+    run.trace.append(
+        DecisionEvent,
+        cycle=run.cycles,
+        facts=facts,
+        rule=d.rule,
+        trigger=d.trigger.value if d.trigger else None,
+        effector=d.effector.value if d.effector else None,
+        state_before=before.value,
+        state_after=run.state.value,
+    )
 
 
 def _run_effector(effector: E, group: list[Run], eng: Engines) -> None:
@@ -161,22 +174,34 @@ def _crash(run: Run, effector: str | None, message: str) -> None:
 def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None) -> None:
     new = proposal.artifact
     old_cells = {str(r): previous.value(r) for r in previous.cells()} if previous else {}
-    changes = [CellChange(cell=str(r), value=new.value(r)) for r in new.cells()
-               if str(r) not in old_cells or old_cells[str(r)] != new.value(r)]
+    changes = [
+        CellChange(cell=str(r), value=new.value(r))
+        for r in new.cells()
+        if str(r) not in old_cells or old_cells[str(r)] != new.value(r)
+    ]
     new_keys = {str(r) for r in new.cells()}
     removed = tuple(k for k in old_cells if k not in new_keys)
-    run.trace.append(ProposalEvent, attempt=run.attempt, proposer=proposal.proposer,
-                     content_hash=content_hash(artifact_bytes(new)), changes=tuple(changes),
-                     removed=removed, prose_changed=previous is None or previous.prose != new.prose,
-                     notes=proposal.notes, tool_calls=proposal.tool_calls,
-                     tokens_prompt=proposal.tokens_prompt,
-                     tokens_completion=proposal.tokens_completion)
+    run.trace.append(
+        ProposalEvent,
+        attempt=run.attempt,
+        proposer=proposal.proposer,
+        content_hash=content_hash(artifact_bytes(new)),
+        changes=tuple(changes),
+        removed=removed,
+        prose_changed=previous is None or previous.prose != new.prose,
+        notes=proposal.notes,
+        tool_calls=proposal.tool_calls,
+        tokens_prompt=proposal.tokens_prompt,
+        tokens_completion=proposal.tokens_completion,
+    )
 
 
 def _seed(run: Run, eng: Engines) -> None:
     run.attempt = 1
     run.candidate = run.input
-    _record_proposal(run, Proposal(artifact=run.input, proposer="seed", notes=("input artifact",)), None)
+    _record_proposal(
+        run, Proposal(artifact=run.input, proposer="seed", notes=("input artifact",)), None
+    )
     run.verdicts = []
     run.outcome = "proposed"
 
@@ -185,19 +210,28 @@ def _propose(run: Run, eng: Engines) -> None:
     assert run.candidate is not None and run.report is not None
     run.attempt += 1
     run.verdicts = []
-    request = ProposalRequest(run_id=run.run_id, attempt=run.attempt, candidate=run.candidate,
-                              critique=run.report, lessons=eng.lessons)
+    request = ProposalRequest(
+        run_id=run.run_id,
+        attempt=run.attempt,
+        candidate=run.candidate,
+        critique=run.report,
+        lessons=eng.lessons,
+    )
     try:
         proposal = eng.proposer.propose(request)
     except InfrastructureError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a proposer's failure is a failed attempt
+    except Exception as exc:
         run.verdicts = [_harness_verdict(run, "proposal.invalid", f"{type(exc).__name__}: {exc}")]
         run.outcome = "rejected"
         _trace_verdicts(run, run.verdicts, 1)
         return
     run.tokens += proposal.tokens_prompt + proposal.tokens_completion
-    problems = [] if proposal.artifact.id == run.input.id else [f"artifact id changed to {proposal.artifact.id!r}"]
+    problems = (
+        []
+        if proposal.artifact.id == run.input.id
+        else [f"artifact id changed to {proposal.artifact.id!r}"]
+    )
     locked = check_locked(run.report.spine, proposal.artifact)
     _record_proposal(run, proposal, run.candidate)
     if problems or locked:
@@ -222,9 +256,17 @@ def _harness_verdict(run: Run, code: str, message: str) -> Verdict:
 def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> None:
     for v in verdicts:
         run.codes.update(c.code for c in v.critiques if c.severity != "info")
-        run.trace.append(VerdictEvent, attempt=run.attempt, gate=v.gate, passed=v.passed,
-                         crashed=v.crashed, critiques=v.critiques, metrics=v.metrics,
-                         rejected=tuple(str(r) for r in v.rejected), batch_size=batch_size)
+        run.trace.append(
+            VerdictEvent,
+            attempt=run.attempt,
+            gate=v.gate,
+            passed=v.passed,
+            crashed=v.crashed,
+            critiques=v.critiques,
+            metrics=v.metrics,
+            rejected=tuple(str(r) for r in v.rejected),
+            batch_size=batch_size,
+        )
 
 
 def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
@@ -251,11 +293,17 @@ def _critique(run: Run, eng: Engines) -> None:
     if run.report is not None and all(v.gate == "harness" for v in failed):
         # a rejected proposal never reached a gate: keep what the gates said and the spine,
         # and add why the proposal was refused
-        report = run.report.model_copy(update={
-            "attempt": run.attempt, "critiques": run.report.critiques + report.critiques})
+        report = run.report.model_copy(
+            update={"attempt": run.attempt, "critiques": run.report.critiques + report.critiques}
+        )
     run.report = report
-    run.trace.append(CritiqueEvent, attempt=run.attempt, gate=report.gate,
-                     codes=tuple(c.code for c in report.critiques), locked=len(report.spine.locked))
+    run.trace.append(
+        CritiqueEvent,
+        attempt=run.attempt,
+        gate=report.gate,
+        codes=tuple(c.code for c in report.critiques),
+        locked=len(report.spine.locked),
+    )
     run.outcome = "critiqued"
 
 
@@ -269,11 +317,17 @@ def _metrics(run: Run) -> dict[str, float | int | str]:
 
 def _commit(run: Run, eng: Engines) -> None:
     assert run.candidate is not None
-    row = eng.committer.commit(run.run_id, run.candidate, _metrics(run), run.trace.seq - 1,
-                               run.trace.head, eng.clock())
+    row = eng.committer.commit(
+        run.run_id, run.candidate, _metrics(run), run.trace.seq - 1, run.trace.head, eng.clock()
+    )
     run.content_hash = row.content_hash
-    run.trace.append(CommitEvent, artifact_id=row.artifact_id, version=row.version,
-                     content_hash=row.content_hash, metrics_hash=row.metrics_hash)
+    run.trace.append(
+        CommitEvent,
+        artifact_id=row.artifact_id,
+        version=row.version,
+        content_hash=row.content_hash,
+        metrics_hash=row.metrics_hash,
+    )
     run.outcome = "committed"
 
 
@@ -281,22 +335,40 @@ def _hold(run: Run, eng: Engines) -> None:
     assert run.candidate is not None
     digest, mdigest = eng.committer.write_objects(run.candidate, _metrics(run))
     run.content_hash = digest
-    run.trace.append(CommitEvent, artifact_id=run.input.id, version=0, content_hash=digest,
-                     metrics_hash=mdigest, held=True)
+    run.trace.append(
+        CommitEvent,
+        artifact_id=run.input.id,
+        version=0,
+        content_hash=digest,
+        metrics_hash=mdigest,
+        held=True,
+    )
     run.outcome = "held"
 
 
-def start_cohort(runs: Sequence[Run], eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
+def start_cohort(
+    runs: Sequence[Run], eng: Engines, batch_id: str, pack: str, pack_version: str
+) -> None:
     """Register runs in the ledger (one transaction) and open their traces."""
-    eng.ledger.start_runs([(r.run_id, r.input.id, batch_id, r.input_hash, eng.clock()) for r in runs])
+    eng.ledger.start_runs(
+        [(r.run_id, r.input.id, batch_id, r.input_hash, eng.clock()) for r in runs]
+    )
     for r in runs:
         r.start(eng, batch_id, pack, pack_version)
 
 
 def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str]:
-    outcome = Outcome(run_id=run.run_id, artifact_id=run.input.id, state=run.state,
-                      attempts=run.attempt, cycles=run.cycles, critique_codes=dict(run.codes),
-                      proposer=eng.proposer.name, content_hash=run.content_hash, error=run.error)
+    outcome = Outcome(
+        run_id=run.run_id,
+        artifact_id=run.input.id,
+        state=run.state,
+        attempts=run.attempt,
+        cycles=run.cycles,
+        critique_codes=dict(run.codes),
+        proposer=eng.proposer.name,
+        content_hash=run.content_hash,
+        error=run.error,
+    )
     run.trace.append(OutcomeEvent, outcome=outcome)
     run.trace.close()
     run.machine.release()

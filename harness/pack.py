@@ -107,7 +107,9 @@ class PackConfig(_Strict):
             try:
                 re.compile(pat)
             except re.error as exc:
-                raise ValueError(f"policy.placeholder_patterns: {pat!r} is not a regex: {exc}")
+                raise ValueError(
+                    f"policy.placeholder_patterns: {pat!r} is not a regex: {exc}"
+                ) from exc
         return self
 
 
@@ -156,7 +158,9 @@ class Pack:
 
     def reference_texts(self) -> list[str]:
         d = self.references_dir
-        return [p.read_text(encoding="utf-8") for p in sorted(d.glob("*.txt"))] if d.is_dir() else []
+        return (
+            [p.read_text(encoding="utf-8") for p in sorted(d.glob("*.txt"))] if d.is_dir() else []
+        )
 
 
 def _toml_line(exc: tomllib.TOMLDecodeError) -> int | None:
@@ -179,8 +183,12 @@ def load_pack(path: Path | str) -> Pack:
     try:
         raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise PackError(f"pack.toml does not parse: {exc}", file=toml_path, line=_toml_line(exc),
-                        hint="fix the TOML syntax at that line") from exc
+        raise PackError(
+            f"pack.toml does not parse: {exc}",
+            file=toml_path,
+            line=_toml_line(exc),
+            hint="fix the TOML syntax at that line",
+        ) from exc
     except UnicodeDecodeError as exc:
         raise PackError("pack.toml is not UTF-8 text", file=toml_path) from exc
     try:
@@ -196,6 +204,9 @@ def load_pack(path: Path | str) -> Pack:
     pack = Pack(root=root.resolve(), config=config)
     for label, p in (("ontology", pack.ontology_path), ("spine", pack.spine_path)):
         if not p.is_file():
-            raise PackError(f"the {label} file named in pack.toml does not exist", file=p,
-                            hint=f"fix [files].{label} in {toml_path}")
+            raise PackError(
+                f"the {label} file named in pack.toml does not exist",
+                file=p,
+                hint=f"fix [files].{label} in {toml_path}",
+            )
     return pack

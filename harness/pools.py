@@ -106,7 +106,8 @@ class Pools(BaseModel):
             if rule.base_class != base_class:
                 continue
             if all(
-                (v := values.get(p)) is not None and self.is_member(v, c) for p, c in rule.when.items()
+                (v := values.get(p)) is not None and self.is_member(v, c)
+                for p, c in rule.when.items()
             ):
                 for p, c in rule.require.items():
                     cur = required.get(p)

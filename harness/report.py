@@ -20,7 +20,7 @@ from harness.models import Artifact, Verdict
 from harness.pack import Pack
 from harness.workspace import Workspace
 
-__all__ = ["CorpusFigures", "Report", "audit", "figures", "build_report"]
+__all__ = ["CorpusFigures", "Report", "audit", "build_report", "figures"]
 
 
 def audit(gates: Sequence[Gate], artifacts: Sequence[Artifact]) -> list[dict[str, Verdict]]:
@@ -46,11 +46,18 @@ class CorpusFigures:
 
 
 def _object_cells(pack: Pack, a: Artifact) -> int:
-    return sum(1 for t, rows in a.tables.items() for row in rows for c in row
-               if pack.tables[t].columns[c].kind == "object")
+    return sum(
+        1
+        for t, rows in a.tables.items()
+        for row in rows
+        for c in row
+        if pack.tables[t].columns[c].kind == "object"
+    )
 
 
-def figures(pack: Pack, artifacts: Sequence[Artifact], verdicts: Sequence[dict[str, Verdict]]) -> CorpusFigures:
+def figures(
+    pack: Pack, artifacts: Sequence[Artifact], verdicts: Sequence[dict[str, Verdict]]
+) -> CorpusFigures:
     obj = sum(_object_cells(pack, a) for a in artifacts) or 1
     crits = [(name, c) for vs in verdicts for name, v in vs.items() for c in v.critiques]
     placeholders = sum(1 for _g, c in crits if c.code == "value.placeholder")
@@ -61,7 +68,9 @@ def figures(pack: Pack, artifacts: Sequence[Artifact], verdicts: Sequence[dict[s
         artifacts=len(artifacts),
         placeholder_rate=placeholders / obj,
         value_coherence=1.0 - value_bad / obj,
-        ri_violations=sum(1 for _g, c in crits if c.code.startswith("ri.") and c.severity == "error"),
+        ri_violations=sum(
+            1 for _g, c in crits if c.code.startswith("ri.") and c.severity == "error"
+        ),
         prose_unknown_entities=sum(1 for _g, c in crits if c.code == "prose.unknown_entity"),
         prose_coverage=mean(coverage) if coverage else 1.0,
         prose_truncated=sum(1 for _g, c in crits if c.code == "prose.truncated"),
@@ -79,8 +88,13 @@ class Report:
     max_attempts: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {"baseline": vars(self.baseline), "refined": vars(self.refined), "runs": self.runs,
-                "mean_attempts": self.mean_attempts, "max_attempts": self.max_attempts}
+        return {
+            "baseline": vars(self.baseline),
+            "refined": vars(self.refined),
+            "runs": self.runs,
+            "mean_attempts": self.mean_attempts,
+            "max_attempts": self.max_attempts,
+        }
 
 
 def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
@@ -95,10 +109,16 @@ def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
         commits = ledger.latest_commits()
     finally:
         ledger.close()
-    inputs = [Artifact.model_validate(orjson.loads((ws.inputs / f"{r.input_hash}.json").read_bytes()))
-              for r in latest.values()]
-    refined = [Artifact.model_validate(orjson.loads((ws.current / "artifacts" / f"{c.content_hash}.json").read_bytes()))
-               for c in commits]
+    inputs = [
+        Artifact.model_validate(orjson.loads((ws.inputs / f"{r.input_hash}.json").read_bytes()))
+        for r in latest.values()
+    ]
+    refined = [
+        Artifact.model_validate(
+            orjson.loads((ws.current / "artifacts" / f"{c.content_hash}.json").read_bytes())
+        )
+        for c in commits
+    ]
     states: dict[str, int] = {}
     attempts = []
     for r in latest.values():

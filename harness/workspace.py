@@ -1,11 +1,11 @@
 """The workspace: the folder membrane runs in, its layout and its `membrane.toml`.
 
-    membrane.toml      config (pack, proposer, seed, budgets)
-    scratch/<run_id>/  disposable staging (attempt-NN/proposal.json)
-    current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
-    archive/           superseded committed versions
-    trace/<run_id>.jsonl
-    .membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), caches, lock
+membrane.toml      config (pack, proposer, seed, budgets)
+scratch/<run_id>/  disposable staging (attempt-NN/proposal.json)
+current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
+archive/           superseded committed versions
+trace/<run_id>.jsonl
+.membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), caches, lock
 """
 
 from __future__ import annotations
@@ -116,8 +116,9 @@ class Workspace:
             raw = tomllib.loads(self.config_path.read_text(encoding="utf-8"))
             return Config.model_validate(raw)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"does not parse: {exc}", file=self.config_path,
-                              hint="fix the TOML syntax") from exc
+            raise ConfigError(
+                f"does not parse: {exc}", file=self.config_path, hint="fix the TOML syntax"
+            ) from exc
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
@@ -131,8 +132,11 @@ class Workspace:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise ConfigError("another membrane process is writing this workspace",
-                                  file=self.root, hint="wait for it to finish") from None
+                raise ConfigError(
+                    "another membrane process is writing this workspace",
+                    file=self.root,
+                    hint="wait for it to finish",
+                ) from None
             try:
                 yield
             finally:

@@ -10,8 +10,6 @@ import that is not there, is a `PackError` naming the file.
 from __future__ import annotations
 
 import contextlib
-import io
-
 import hashlib
 import io
 import re

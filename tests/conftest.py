@@ -22,7 +22,9 @@ def facility_pack() -> Pack:
 
 
 @pytest.fixture(scope="session")
-def facility_gates(facility_pack: Pack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def facility_gates(
+    facility_pack: Pack, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, object]:
     """The three real gates on the facility pack (HermiT, DuckDB), built once per session."""
     from effectors.registry import GateContext, build_gate
     from ontology import load_pools

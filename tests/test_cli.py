@@ -27,12 +27,17 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 @pytest.fixture(scope="module")
 def demo_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("demo")
-    assert main(["batch", str(DEMO), "--pack", str(PACK), "-w", str(ws), "--no-progress", "--json"]) == 0
+    assert (
+        main(["batch", str(DEMO), "--pack", str(PACK), "-w", str(ws), "--no-progress", "--json"])
+        == 0
+    )
     return ws
 
 
 @pytest.mark.slow
-def test_demo_commits_at_least_95_percent_and_reports(demo_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_commits_at_least_95_percent_and_reports(
+    demo_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()  # the fixture's own batch output
     code, out, _ = _run(capsys, "report", "-w", str(demo_ws), "--pack", str(PACK), "--json")
     assert code == 0
@@ -44,43 +49,79 @@ def test_demo_commits_at_least_95_percent_and_reports(demo_ws: Path, capsys: pyt
     lines = (demo_ws / "current" / "corpus.jsonl").read_text().splitlines()
     assert len(lines) == rep["runs"]["COMMITTED"]
     # a rerun resumes: nothing left to do, nothing duplicated
-    code, out, _ = _run(capsys, "batch", str(DEMO), "--pack", str(PACK), "-w", str(demo_ws), "--json", "--no-report")
+    code, out, _ = _run(
+        capsys, "batch", str(DEMO), "--pack", str(PACK), "-w", str(demo_ws), "--json", "--no-report"
+    )
     assert code == 0 and json.loads(out)["runs"] == [] and len(json.loads(out)["skipped"]) == n
     assert (demo_ws / "current" / "corpus.jsonl").read_text().splitlines() == lines
 
 
 @pytest.mark.slow
 def test_every_demo_trace_verifies_and_why_answers_for_any_committed_cell(
-        demo_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    demo_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     code, out, _ = _run(capsys, "trace", "verify", "-w", str(demo_ws), "--json")
     assert code == 0 and json.loads(out)["failed"] == []
-    committed = [json.loads(x) for x in (demo_ws / "current" / "corpus.jsonl").read_text().splitlines()]
+    committed = [
+        json.loads(x) for x in (demo_ws / "current" / "corpus.jsonl").read_text().splitlines()
+    ]
     checked = 0
     for art in committed[::17]:
         for table, rows in art["tables"].items():
             for i, row in enumerate(rows):
                 for col in row:
-                    code, out, err = _run(capsys, "trace", "why", art["id"], table, str(i), col,
-                                          "-w", str(demo_ws), "--json")
+                    code, out, err = _run(
+                        capsys,
+                        "trace",
+                        "why",
+                        art["id"],
+                        table,
+                        str(i),
+                        col,
+                        "-w",
+                        str(demo_ws),
+                        "--json",
+                    )
                     assert code == 0, err
                     prov = json.loads(out)
                     assert prov["value"] == row[col]
-                    assert {a["gate"] for a in prov["admitted"]} == {"value_gate", "ri_gate", "prose_gate"}
+                    assert {a["gate"] for a in prov["admitted"]} == {
+                        "value_gate",
+                        "ri_gate",
+                        "prose_gate",
+                    }
                     assert prov["committed"]["version"] >= 1
                     checked += 1
     assert checked > 300
     # a repaired cell names the attempt that repaired it; the key form of ROW works too
-    code, out, _ = _run(capsys, "trace", "why", "fac-0052", "equipment", "EQ-006", "standard", "-w", str(demo_ws), "--json")
+    code, out, _ = _run(
+        capsys,
+        "trace",
+        "why",
+        "fac-0052",
+        "equipment",
+        "EQ-006",
+        "standard",
+        "-w",
+        str(demo_ws),
+        "--json",
+    )
     prov = json.loads(out)
-    assert code == 0 and prov["proposed"]["proposer"] == "offline" and prov["value"] != "ASHRAE 62.1"
+    assert (
+        code == 0 and prov["proposed"]["proposer"] == "offline" and prov["value"] != "ASHRAE 62.1"
+    )
 
 
-def test_refine_one_artifact_commits_the_canonical_repair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_refine_one_artifact_commits_the_canonical_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     line = next(x for x in DEMO.read_text().splitlines() if '"fac-0052"' in x)
     art = tmp_path / "a.json"
     art.write_text(line)
-    code, out, err = _run(capsys, "refine", str(art), "--pack", str(PACK), "-w", str(tmp_path / "ws"), "--json")
+    code, out, err = _run(
+        capsys, "refine", str(art), "--pack", str(PACK), "-w", str(tmp_path / "ws"), "--json"
+    )
     assert code == 0, err
     run = json.loads(out)["run"]
     assert run["state"] == "COMMITTED" and run["codes"]["value.disjoint"] == 1
@@ -95,23 +136,37 @@ def _corpus(tmp_path: Path, *lines: str) -> Path:
 GOOD = next(iter(DEMO.read_text().splitlines()))
 
 
-@pytest.mark.parametrize(("bad", "needle"), [
-    ("{not json", "c.jsonl:2: not valid JSON"),
-    (json.dumps({"id": "x1", "tables": {"pumps": []}}), "c.jsonl:2: artifact 'x1': unknown table 'pumps'"),
-    (json.dumps({"id": "x2", "tables": {"rooms": [{"room_id": "R", "colour": "red"}]}}), "unknown column(s) ['colour']"),
-    (json.dumps({"id": "../../etc/evil", "tables": {}}), "c.jsonl:2: invalid artifact at `id`"),
-    ("[1, 2]", "c.jsonl:2: an artifact must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ("{not json", "c.jsonl:2: not valid JSON"),
+        (
+            json.dumps({"id": "x1", "tables": {"pumps": []}}),
+            "c.jsonl:2: artifact 'x1': unknown table 'pumps'",
+        ),
+        (
+            json.dumps({"id": "x2", "tables": {"rooms": [{"room_id": "R", "colour": "red"}]}}),
+            "unknown column(s) ['colour']",
+        ),
+        (json.dumps({"id": "../../etc/evil", "tables": {}}), "c.jsonl:2: invalid artifact at `id`"),
+        ("[1, 2]", "c.jsonl:2: an artifact must be a JSON object"),
+    ],
+)
 def test_bad_corpus_line_is_reported_and_never_reaches_current(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str, needle: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str, needle: str
+) -> None:
     ws = tmp_path / "ws"
     corpus = _corpus(tmp_path, GOOD, bad)
     # --strict-input: stop before anything runs
-    code, _out, err = _run(capsys, "batch", str(corpus), "--pack", str(PACK), "-w", str(ws), "--strict-input")
+    code, _out, err = _run(
+        capsys, "batch", str(corpus), "--pack", str(PACK), "-w", str(ws), "--strict-input"
+    )
     assert code == 2 and needle in err and "hint:" in err
     assert not (ws / "current" / "corpus.jsonl").exists()
     # default: the batch keeps going past the bad line, reports it, exits 2
-    code, out, err = _run(capsys, "batch", str(corpus), "--pack", str(PACK), "-w", str(ws), "--no-report")
+    code, _out, err = _run(
+        capsys, "batch", str(corpus), "--pack", str(PACK), "-w", str(ws), "--no-report"
+    )
     assert code == 2 and needle in err
     ids = [json.loads(x)["id"] for x in (ws / "current" / "corpus.jsonl").read_text().splitlines()]
     assert ids == [json.loads(GOOD)["id"]]
@@ -133,17 +188,23 @@ def _broken_pack(tmp_path: Path, edit: str) -> Path:
     return pack
 
 
-@pytest.mark.parametrize(("edit", "needle"), [
-    ("toml", "pack.toml:"),
-    ("missing_spine", "spine.sql: the spine file named in pack.toml does not exist"),
-    ("owl", "facility.owl"),
-    ("sql", "spine.sql"),
-])
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        ("toml", "pack.toml:"),
+        ("missing_spine", "spine.sql: the spine file named in pack.toml does not exist"),
+        ("owl", "facility.owl"),
+        ("sql", "spine.sql"),
+    ],
+)
 def test_broken_pack_file_is_a_clear_setup_error(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str, needle: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str, needle: str
+) -> None:
     pack = _broken_pack(tmp_path, edit)
     ws = tmp_path / "ws"
-    code, _out, err = _run(capsys, "batch", str(_corpus(tmp_path, GOOD)), "--pack", str(pack), "-w", str(ws))
+    code, _out, err = _run(
+        capsys, "batch", str(_corpus(tmp_path, GOOD)), "--pack", str(pack), "-w", str(ws)
+    )
     assert code == 2, err
     assert needle in err
     assert "Traceback" not in err
@@ -153,10 +214,14 @@ def test_broken_pack_file_is_a_clear_setup_error(
 def test_refine_of_a_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     art = tmp_path / "a.json"
     art.write_text('{"id": "a b c", "tables": {}}')
-    code, _out, err = _run(capsys, "refine", str(art), "--pack", str(PACK), "-w", str(tmp_path / "ws"))
+    code, _out, err = _run(
+        capsys, "refine", str(art), "--pack", str(PACK), "-w", str(tmp_path / "ws")
+    )
     assert code == 2 and "a.json: invalid artifact at `id`" in err
 
 
-def test_trace_commands_on_an_empty_workspace_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trace_commands_on_an_empty_workspace_say_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _out, err = _run(capsys, "trace", "list", "-w", str(tmp_path))
     assert code == 2 and "run `membrane batch`" in err

@@ -30,12 +30,18 @@ def test_every_command_and_option_is_in_the_readme() -> None:
             for opt in action.option_strings:
                 if opt.startswith("--") and opt not in ("--help",):
                     assert opt in README, f"{cmd}: {opt} is not documented in README.md"
-        assert "example:" in (sub.epilog or "") or sub._subparsers is not None, f"{cmd} has no example"
+        assert "example:" in (sub.epilog or "") or sub._subparsers is not None, (
+            f"{cmd} has no example"
+        )
 
 
 def test_every_critique_code_in_the_code_is_documented() -> None:
     codes: set[str] = set()
-    for path in [*ROOT.glob("effectors/**/*.py"), *ROOT.glob("harness/*.py"), *ROOT.glob("ontology/*.py")]:
+    for path in [
+        *ROOT.glob("effectors/**/*.py"),
+        *ROOT.glob("harness/*.py"),
+        *ROOT.glob("ontology/*.py"),
+    ]:
         codes |= set(re.findall(r'"((?:value|ri|prose|proposal|gate)\.[a-z_]+)"', path.read_text()))
     assert codes, "found no codes"
     missing = sorted(c for c in codes if c not in README)

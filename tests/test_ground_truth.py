@@ -26,7 +26,8 @@ def _key(gate: str, code: str, d: dict[str, object]) -> tuple[object, ...]:
 
 
 def test_every_injected_defect_is_caught_by_its_gate_and_nothing_else(
-        facility_pack: Pack, facility_gates: dict[str, Gate]) -> None:
+    facility_pack: Pack, facility_gates: dict[str, Gate]
+) -> None:
     corpus = read_corpus(CORPUS / "demo.jsonl", facility_pack)
     assert not corpus.errors and len(corpus.artifacts) >= 200
     truth: dict[str, Counter[tuple[object, ...]]] = {a.id: Counter() for a in corpus.artifacts}
@@ -44,8 +45,18 @@ def test_every_injected_defect_is_caught_by_its_gate_and_nothing_else(
                 if c.severity == "info":
                     continue
                 loc = c.location
-                got[_key(gate, c.code, {"table": loc.table, "row": loc.row, "column": loc.column,
-                                        "observed": c.observed})] += 1
+                got[
+                    _key(
+                        gate,
+                        c.code,
+                        {
+                            "table": loc.table,
+                            "row": loc.row,
+                            "column": loc.column,
+                            "observed": c.observed,
+                        },
+                    )
+                ] += 1
         missed += [(art.id, k) for k in (truth[art.id] - got)]
         spurious += [(art.id, k) for k in (got - truth[art.id])]
     total = sum(sum(c.values()) for c in truth.values())
@@ -54,10 +65,17 @@ def test_every_injected_defect_is_caught_by_its_gate_and_nothing_else(
     assert spurious == [], f"precision < 100%: {len(spurious)} spurious, e.g. {spurious[:5]}"
 
 
-def test_clean_originals_raise_no_critique(facility_pack: Pack, facility_gates: dict[str, Gate]) -> None:
+def test_clean_originals_raise_no_critique(
+    facility_pack: Pack, facility_gates: dict[str, Gate]
+) -> None:
     clean = read_corpus(CORPUS / "demo.clean.jsonl", facility_pack)
     assert not clean.errors
     verdicts = audit(list(facility_gates.values()), clean.artifacts)
-    raised = [(a.id, g, c.code) for a, vs in zip(clean.artifacts, verdicts, strict=True)
-              for g, v in vs.items() for c in v.critiques if c.severity != "info"]
+    raised = [
+        (a.id, g, c.code)
+        for a, vs in zip(clean.artifacts, verdicts, strict=True)
+        for g, v in vs.items()
+        for c in v.critiques
+        if c.severity != "info"
+    ]
     assert raised == []

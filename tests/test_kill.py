@@ -23,9 +23,25 @@ pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 def _batch(ws: Path, corpus: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "harness", "batch", str(corpus), "--pack", str(PACK), "-w", str(ws),
-         "--cohort-size", "8", "--no-report", "--no-progress", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "batch",
+            str(corpus),
+            "--pack",
+            str(PACK),
+            "-w",
+            str(ws),
+            "--cohort-size",
+            "8",
+            "--no-report",
+            "--no-progress",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
     )
 
 
@@ -46,7 +62,7 @@ def test_sigkill_at_random_points_then_rerun_loses_and_duplicates_nothing(tmp_pa
         proc.communicate(timeout=60)
     assert kills >= 2, "the batch finished before it could be killed; raise the corpus size"
     final = _batch(ws, corpus)
-    out, err = final.communicate(timeout=600)
+    _out, err = final.communicate(timeout=600)
     assert final.returncode == 0, err.decode()[-2000:]
 
     db = sqlite3.connect(ws / ".membrane" / "ledger.sqlite")
@@ -63,6 +79,10 @@ def test_sigkill_at_random_points_then_rerun_loses_and_duplicates_nothing(tmp_pa
     on_disk = {p.stem for p in (ws / "current" / "artifacts").iterdir()}
     assert on_disk == {h for _a, _v, h in commits}, "orphan or missing artifact files"
     assert not [p for p in (ws / "current").rglob("*") if ".tmp-" in p.name]
-    verify = subprocess.run([sys.executable, "-m", "harness", "trace", "verify", "-w", str(ws), "--json"],
-                            capture_output=True, cwd=ROOT, check=False)
+    verify = subprocess.run(
+        [sys.executable, "-m", "harness", "trace", "verify", "-w", str(ws), "--json"],
+        capture_output=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert verify.returncode == 0, verify.stdout.decode()[-2000:]

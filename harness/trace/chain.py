@@ -46,7 +46,9 @@ class TraceWriter:
         self._fh = open(path, "ab")  # noqa: SIM115 - lives as long as the run
 
     def append(self, factory: Callable[..., Event], **fields: Any) -> Event:
-        event = factory(seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields)
+        event = factory(
+            seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields
+        )
         payload = event.model_dump(mode="json")
         digest = event_hash(payload)
         payload["hash"] = digest
@@ -96,21 +98,47 @@ def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
             try:
                 EVENT_ADAPTER.validate_python(payload)
             except ValidationError as exc:
-                return VerifyResult(run_id, False, n, prev, f"line {lineno}: not a trace event: {exc.errors()[0]['msg']}")
+                return VerifyResult(
+                    run_id,
+                    False,
+                    n,
+                    prev,
+                    f"line {lineno}: not a trace event: {exc.errors()[0]['msg']}",
+                )
             if payload.get("seq") != n:
-                return VerifyResult(run_id, False, n, prev, f"line {lineno}: seq {payload.get('seq')} where {n} was due (deleted or reordered record)")
+                return VerifyResult(
+                    run_id,
+                    False,
+                    n,
+                    prev,
+                    f"line {lineno}: seq {payload.get('seq')} where {n} was due (deleted or reordered record)",
+                )
             if payload.get("prev") != prev:
-                return VerifyResult(run_id, False, n, prev, f"line {lineno}: broken link to the previous record")
+                return VerifyResult(
+                    run_id, False, n, prev, f"line {lineno}: broken link to the previous record"
+                )
             if event_hash(payload) != payload.get("hash"):
-                return VerifyResult(run_id, False, n, prev, f"line {lineno}: record was edited (hash mismatch)")
+                return VerifyResult(
+                    run_id, False, n, prev, f"line {lineno}: record was edited (hash mismatch)"
+                )
             prev, n = payload["hash"], n + 1
     except TraceError as exc:
         return VerifyResult(run_id, False, n, prev, str(exc))
     if anchor is None:
-        return VerifyResult(run_id, False, n, prev, "no ledger anchor for this run (interrupted or unknown)")
+        return VerifyResult(
+            run_id, False, n, prev, "no ledger anchor for this run (interrupted or unknown)"
+        )
     length, head = anchor
     if n != length:
-        return VerifyResult(run_id, False, n, prev, f"{n} records but the ledger anchored {length} (truncated or extended)")
+        return VerifyResult(
+            run_id,
+            False,
+            n,
+            prev,
+            f"{n} records but the ledger anchored {length} (truncated or extended)",
+        )
     if prev != head:
-        return VerifyResult(run_id, False, n, prev, "last hash differs from the ledger anchor (chain recomputed)")
+        return VerifyResult(
+            run_id, False, n, prev, "last hash differs from the ledger anchor (chain recomputed)"
+        )
     return VerifyResult(run_id, True, n, prev)

@@ -10,13 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from harness.models import Critique, Outcome
 
 __all__ = [
+    "EVENT_ADAPTER",
     "CellChange",
     "CommitEvent",
     "CritiqueEvent",
     "DecisionEvent",
     "ErrorEvent",
     "Event",
-    "EVENT_ADAPTER",
     "OutcomeEvent",
     "ProposalEvent",
     "RunStarted",
@@ -69,7 +69,9 @@ class ProposalEvent(_Event):
     attempt: int
     proposer: str
     content_hash: str
-    changes: tuple[CellChange, ...]  # cells that differ from the previous candidate (all, for the seed)
+    changes: tuple[
+        CellChange, ...
+    ]  # cells that differ from the previous candidate (all, for the seed)
     removed: tuple[str, ...] = ()
     prose_changed: bool
     notes: tuple[str, ...] = ()
@@ -119,8 +121,14 @@ class OutcomeEvent(_Event):
 
 
 Event = Annotated[
-    RunStarted | DecisionEvent | ProposalEvent | VerdictEvent | CritiqueEvent | CommitEvent
-    | ErrorEvent | OutcomeEvent,
+    RunStarted
+    | DecisionEvent
+    | ProposalEvent
+    | VerdictEvent
+    | CritiqueEvent
+    | CommitEvent
+    | ErrorEvent
+    | OutcomeEvent,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

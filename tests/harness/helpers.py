@@ -23,14 +23,29 @@ def fixed_clock() -> Callable[[], str]:
     return lambda: f"2026-01-01T00:00:00.{next(counter):06d}+00:00"
 
 
-def make_engines(tmp: Path, gates: dict[E, Gate], proposer: Proposer, *, max_attempts: int = 3,
-                 has_prose: bool = True, require_approval: bool = False) -> tuple[Workspace, Engines]:
+def make_engines(
+    tmp: Path,
+    gates: dict[E, Gate],
+    proposer: Proposer,
+    *,
+    max_attempts: int = 3,
+    has_prose: bool = True,
+    require_approval: bool = False,
+) -> tuple[Workspace, Engines]:
     ws = Workspace(tmp)
     ws.ensure()
     ledger = Ledger(ws.ledger_path)
-    eng = Engines(agenda=Agenda(), gates=gates, proposer=proposer, committer=Committer(ws, ledger),
-                  ledger=ledger, clock=fixed_clock(), max_attempts=max_attempts,
-                  has_prose=has_prose, require_approval=require_approval)
+    eng = Engines(
+        agenda=Agenda(),
+        gates=gates,
+        proposer=proposer,
+        committer=Committer(ws, ledger),
+        ledger=ledger,
+        clock=fixed_clock(),
+        max_attempts=max_attempts,
+        has_prose=has_prose,
+        require_approval=require_approval,
+    )
     return ws, eng
 
 
@@ -38,8 +53,14 @@ def run_cohort(ws: Workspace, eng: Engines, artifacts: Sequence[Artifact]) -> li
     runs = []
     for a in artifacts:
         rid = f"{a.id}.r{eng.ledger.count_runs(a.id) + 1}"
-        runs.append(Run(run_id=rid, input=a, input_hash=content_hash(artifact_bytes(a)),
-                        trace=TraceWriter(ws.trace_path(rid), rid, eng.clock)))
+        runs.append(
+            Run(
+                run_id=rid,
+                input=a,
+                input_hash=content_hash(artifact_bytes(a)),
+                trace=TraceWriter(ws.trace_path(rid), rid, eng.clock),
+            )
+        )
     start_cohort(runs, eng, "b-test", "test", "0")
     while any(not r.state.terminal for r in runs):
         step_cohort(runs, eng)

@@ -25,16 +25,26 @@ REACHABLE = {
 ALL_OUTCOMES = sorted({o for os_ in REACHABLE.values() for o in os_})
 
 
-def _facts(state: RunState, outcome: str, retries: int, prose: int, approval: int) -> dict[str, str | int]:
-    return {"state": state.value, "outcome": outcome, "attempt": 4 - retries,
-            "retries_left": retries, "has_prose": prose, "require_approval": approval}
+def _facts(
+    state: RunState, outcome: str, retries: int, prose: int, approval: int
+) -> dict[str, str | int]:
+    return {
+        "state": state.value,
+        "outcome": outcome,
+        "attempt": 4 - retries,
+        "retries_left": retries,
+        "has_prose": prose,
+        "require_approval": approval,
+    }
 
 
 def test_every_reachable_fact_gets_exactly_one_legal_decision() -> None:
     agenda = Agenda(memo=False)
     seen_rules = set()
     for state, outcomes in REACHABLE.items():
-        for outcome, retries, prose, approval in itertools.product(outcomes, [0, 1, 3], [0, 1], [0, 1]):
+        for outcome, retries, prose, approval in itertools.product(
+            outcomes, [0, 1, 3], [0, 1], [0, 1]
+        ):
             d = agenda.decide("table-test", _facts(state, outcome, retries, prose, approval))
             seen_rules.add(d.rule)
             if d.trigger is not None:
@@ -84,7 +94,9 @@ def test_table_only_pack_skips_prose_and_approval_holds() -> None:
 
 
 def test_overlapping_user_rule_is_an_agenda_error() -> None:
-    extra = RuleSpec("escalate_everything_in_critique", {"state": "CRITIQUE"}, Trigger.BUDGET_SPENT, None)
+    extra = RuleSpec(
+        "escalate_everything_in_critique", {"state": "CRITIQUE"}, Trigger.BUDGET_SPENT, None
+    )
     agenda = Agenda(rules=(*agenda_v1.RULES, extra), name="agenda_test_overlap")
     with pytest.raises(AgendaError, match="2 rules decide"):
         agenda.decide("o", _facts(RunState.CRITIQUE, "critiqued", 2, 1, 0))
@@ -92,16 +104,31 @@ def test_overlapping_user_rule_is_an_agenda_error() -> None:
 
 def test_a_user_rule_can_replace_one_without_touching_the_loop() -> None:
     # e.g. give up early when the budget is nearly spent: replace the retry rule by two
-    rules = tuple(r for r in agenda_v1.RULES if r.name not in {"retry_with_critique", "budget_spent"})
+    rules = tuple(
+        r for r in agenda_v1.RULES if r.name not in {"retry_with_critique", "budget_spent"}
+    )
     rules += (
-        RuleSpec("retry_while_two_left", {"state": "CRITIQUE", "outcome": "critiqued", "retries_left": (">=", 2)},
-                 Trigger.CRITIQUED, Effector.PROPOSER),
-        RuleSpec("give_up_early", {"state": "CRITIQUE", "outcome": "critiqued", "retries_left": ("<", 2)},
-                 Trigger.BUDGET_SPENT, None),
+        RuleSpec(
+            "retry_while_two_left",
+            {"state": "CRITIQUE", "outcome": "critiqued", "retries_left": (">=", 2)},
+            Trigger.CRITIQUED,
+            Effector.PROPOSER,
+        ),
+        RuleSpec(
+            "give_up_early",
+            {"state": "CRITIQUE", "outcome": "critiqued", "retries_left": ("<", 2)},
+            Trigger.BUDGET_SPENT,
+            None,
+        ),
     )
     agenda = Agenda(rules=rules, name="agenda_test_custom")
-    assert agenda.decide("c", _facts(RunState.CRITIQUE, "critiqued", 1, 1, 0)).rule == "give_up_early"
-    assert agenda.decide("c", _facts(RunState.CRITIQUE, "critiqued", 2, 1, 0)).rule == "retry_while_two_left"
+    assert (
+        agenda.decide("c", _facts(RunState.CRITIQUE, "critiqued", 1, 1, 0)).rule == "give_up_early"
+    )
+    assert (
+        agenda.decide("c", _facts(RunState.CRITIQUE, "critiqued", 2, 1, 0)).rule
+        == "retry_while_two_left"
+    )
 
 
 def test_ruleset_is_defined_once_per_process_and_memo_agrees_with_engine() -> None:

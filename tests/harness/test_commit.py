@@ -16,9 +16,13 @@ from harness.models import Artifact
 from harness.workspace import Workspace
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 3),
-              st.sampled_from(["full", "objects_only", "temp_file_only"])),
-    min_size=1, max_size=12,
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]),
+        st.integers(0, 3),
+        st.sampled_from(["full", "objects_only", "temp_file_only"]),
+    ),
+    min_size=1,
+    max_size=12,
 )
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from harness.errors import IllegalTransition
 from harness.fsm import TRANSITIONS, RunMachine
@@ -34,7 +33,7 @@ def test_terminal_states_are_sinks_and_reachable() -> None:
     frontier = [RunState.PROPOSE]
     while frontier:
         s = frontier.pop()
-        for (t, src, d) in TRANSITIONS:
+        for _t, src, d in TRANSITIONS:
             if src == s and d not in reach:
                 reach.add(d)
                 frontier.append(d)

@@ -19,20 +19,32 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def art(standard: str, prose: str = "A CT scanner complies with IEC 60601-1.") -> Artifact:
-    return Artifact(id="a1", tables={"equipment": [{"equipment_id": "EQ-1", "standard": standard}]}, prose=prose)
+    return Artifact(
+        id="a1", tables={"equipment": [{"equipment_id": "EQ-1", "standard": standard}]}, prose=prose
+    )
 
 
 def disjoint_if_hvac(a: Artifact) -> list[Critique]:
     std = a.tables["equipment"][0]["standard"]
     if std == "ASHRAE 62.1":
-        return [Critique(code="value.disjoint", gate="value_gate", observed=str(std), expected="ImagingStandard",
-                         location=Location(table="equipment", row=0, column="standard"))]
+        return [
+            Critique(
+                code="value.disjoint",
+                gate="value_gate",
+                observed=str(std),
+                expected="ImagingStandard",
+                location=Location(table="equipment", row=0, column="standard"),
+            )
+        ]
     return []
 
 
 def gates(value_fn=disjoint_if_hvac):  # type: ignore[no-untyped-def]
-    return {E.VALUE_GATE: InstantGate("value_gate", value_fn), E.RI_GATE: InstantGate("ri_gate"),
-            E.PROSE_GATE: InstantGate("prose_gate")}
+    return {
+        E.VALUE_GATE: InstantGate("value_gate", value_fn),
+        E.RI_GATE: InstantGate("ri_gate"),
+        E.PROSE_GATE: InstantGate("prose_gate"),
+    }
 
 
 def _normalised_trace(path: Path) -> list[dict[str, object]]:
@@ -56,7 +68,10 @@ def test_retry_then_commit_matches_golden_trace(tmp_path: Path) -> None:
         golden.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in got))
     assert got == _normalised_trace(golden)
     row = eng.ledger.run(run.run_id)
-    assert row is not None and verify_chain(ws.trace_path(run.run_id), (row.trace_len, row.trace_head)).ok
+    assert (
+        row is not None
+        and verify_chain(ws.trace_path(run.run_id), (row.trace_len, row.trace_head)).ok
+    )
     corpus = (ws.current / "corpus.jsonl").read_text().splitlines()
     assert [json.loads(x)["tables"]["equipment"][0]["standard"] for x in corpus] == ["IEC 60601-1"]
 
@@ -71,7 +86,11 @@ def test_budget_spent_ends_exhausted_and_commits_nothing(tmp_path: Path) -> None
 
 
 def test_locked_cell_edit_is_rejected_before_any_gate(tmp_path: Path) -> None:
-    bad = Artifact(id="a1", tables={"equipment": [{"equipment_id": "EQ-9", "standard": "IEC 60601-1"}]}, prose="x.")
+    bad = Artifact(
+        id="a1",
+        tables={"equipment": [{"equipment_id": "EQ-9", "standard": "IEC 60601-1"}]},
+        prose="x.",
+    )
     proposer = ScriptedProposer("fake", [bad, art("IEC 60601-1")])
     g = gates()
     ws, eng = make_engines(tmp_path, g, proposer, max_attempts=4)

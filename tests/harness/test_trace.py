@@ -18,8 +18,11 @@ from tests.harness.helpers import make_engines, run_cohort
 
 @pytest.fixture()
 def committed(tmp_path: Path) -> tuple[Path, str]:
-    gates = {E.VALUE_GATE: InstantGate("value_gate"), E.RI_GATE: InstantGate("ri_gate"),
-             E.PROSE_GATE: InstantGate("prose_gate")}
+    gates = {
+        E.VALUE_GATE: InstantGate("value_gate"),
+        E.RI_GATE: InstantGate("ri_gate"),
+        E.PROSE_GATE: InstantGate("prose_gate"),
+    }
     ws, eng = make_engines(tmp_path, gates, ScriptedProposer("fake", []))
     art = Artifact(id="t1", tables={"t": [{"a": 1}]}, prose="p.")
     (run,) = run_cohort(ws, eng, [art])
