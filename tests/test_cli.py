@@ -225,3 +225,23 @@ def test_trace_commands_on_an_empty_workspace_say_what_to_do(
 ) -> None:
     code, _out, err = _run(capsys, "trace", "list", "-w", str(tmp_path))
     assert code == 2 and "run `membrane batch`" in err
+
+
+def test_init_creates_a_workspace_and_keeps_an_existing_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, "init", "--pack", "packs/facility", "-w", str(tmp_path), "--json")
+    assert code == 0
+    made = json.loads(out)["created"]
+    assert "membrane.toml" in made and (tmp_path / "current").is_dir()
+    assert 'pack = "packs/facility"' in (tmp_path / "membrane.toml").read_text()
+    (tmp_path / "membrane.toml").write_text('pack = "elsewhere"\n')
+    code, out, _ = _run(capsys, "init", "-w", str(tmp_path), "--json")
+    assert code == 0 and json.loads(out)["created"] == []
+    assert (tmp_path / "membrane.toml").read_text() == 'pack = "elsewhere"\n'
+
+
+def test_bad_membrane_toml_is_a_setup_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "membrane.toml").write_text("cohort_size = 'many'\n")
+    code, _out, err = _run(capsys, "batch", str(DEMO), "-w", str(tmp_path))
+    assert code == 2 and "membrane.toml" in err and "cohort_size" in err
