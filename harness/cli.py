@@ -56,6 +56,21 @@ def _emit_json(obj: Any) -> None:
     sys.stdout.write(orjson.dumps(_jsonable(obj), option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+def _command(
+    sub: Any, common: argparse.ArgumentParser, name: str, help_: str, example: str
+) -> argparse.ArgumentParser:
+    """A subcommand sharing --workspace/--json, with its example in the epilog."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        parents=[common],
+        help=help_,
+        description=help_,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="membrane",
@@ -75,14 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def cmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        return sub.add_parser(
-            name,
-            parents=[common],
-            help=help_,
-            description=help_,
-            epilog=f"example:\n  {example}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        return _command(sub, common, name, help_, example)
 
     c = cmd(
         "init",
@@ -147,14 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     tsub = t.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
 
     def tcmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        return tsub.add_parser(
-            name,
-            parents=[common],
-            help=help_,
-            description=help_,
-            epilog=f"example:\n  {example}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        return _command(tsub, common, name, help_, example)
 
     tcmd("list", "list runs with their final state", "membrane trace list")
     tcmd("show", "print one run's trace", "membrane trace show fac-0001.r1").add_argument("run")
