@@ -13,7 +13,7 @@ from effectors.commit import Committer, artifact_bytes, content_hash, rebuild_vi
 from effectors.registry import GateContext, build_gate, build_proposer
 from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
-from harness.errors import ConfigError, CorpusError, SetupError
+from harness.errors import ConfigError, CorpusError
 from harness.ledger import Ledger
 from harness.loop import Engines, Run, start_cohort, step_cohort
 from harness.models import Artifact, RunState
@@ -88,12 +88,6 @@ def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pac
     return load_pack(path if path.is_absolute() or pack_arg else ws.root / path)
 
 
-def load_engines_pack(pack: Pack, ws: Workspace) -> Pools:
-    from ontology import load_pools
-
-    return load_pools(pack, ws.cache)
-
-
 def open_session(
     root: Path,
     pack_arg: str | Path | None = None,
@@ -106,7 +100,9 @@ def open_session(
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
     ws.ensure()
-    pools = load_engines_pack(pack, ws)
+    from ontology import load_pools  # owlready2 is heavy: trace commands never import it
+
+    pools = load_pools(pack, ws.cache)
     ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=config.seed)
     gates = {
         E.VALUE_GATE: build_gate("value_gate", ctx),
@@ -155,14 +151,13 @@ class BatchResult:
         return len(self.runs) / self.seconds if self.seconds > 0 else 0.0
 
 
-def _new_run(session: Session, artifact: Artifact, clock: Callable[[], str]) -> Run:
-    data = artifact_bytes(artifact)
-    digest = content_hash(data)
+def _new_run(session: Session, artifact: Artifact, data: bytes) -> Run:
+    digest = content_hash(data)  # the input's identity: resume skips a settled (id, hash)
     path = session.ws.inputs / f"{digest}.json"
     if not path.exists():
         atomic_write(path, data)
     run_id = f"{artifact.id}.r{session.ledger.count_runs(artifact.id) + 1}"
-    trace = TraceWriter(session.ws.trace_path(run_id), run_id, clock)
+    trace = TraceWriter(session.ws.trace_path(run_id), run_id, session.engines.clock)
     return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
 
 
@@ -178,18 +173,19 @@ def refine_artifacts(
     t0 = time.perf_counter()
     result = BatchResult()
     done = session.ledger.finished_inputs()
-    todo = []
+    todo: list[tuple[Artifact, bytes]] = []
     for a in artifacts:
-        if (a.id, content_hash(artifact_bytes(a))) in done:
+        data = artifact_bytes(a)
+        if (a.id, content_hash(data)) in done:
             result.skipped.append(a.id)
         else:
-            todo.append(a)
+            todo.append((a, data))
     batch_id = batch_id or f"b-{session.engines.clock()}"
     finished = 0
     if progress:
         progress(0, len(todo))
     for i in range(0, len(todo), cohort_size):
-        runs = [_new_run(session, a, session.engines.clock) for a in todo[i : i + cohort_size]]
+        runs = [_new_run(session, a, data) for a, data in todo[i : i + cohort_size]]
         start_cohort(
             runs, session.engines, batch_id, session.pack.name, session.pack.config.pack.version
         )
@@ -302,6 +298,3 @@ def run_recover(root: Path) -> dict[str, int]:
             return dict(vars(recover(ws, ledger)))
         finally:
             ledger.close()
-
-
-__all__ += ["SetupError", "refine_artifacts", "run_recover", "run_report"]

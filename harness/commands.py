@@ -276,6 +276,3 @@ def _trace_why(args: argparse.Namespace, root: Path) -> int:
         markup=False,
     )
     return EXIT_OK
-
-
-__all__ += ["EXIT_INPUT"]

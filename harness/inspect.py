@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -179,7 +178,3 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
         admitted,
         committed,
     )
-
-
-def trace_file(ws: Workspace, run_id: str) -> Path:
-    return ws.trace_path(run_id)

@@ -20,6 +20,7 @@ from harness.fsm import RunMachine
 from harness.ledger import Ledger
 from harness.models import (
     Artifact,
+    Critique,
     CritiqueReport,
     Decision,
     Outcome,
@@ -222,35 +223,33 @@ def _propose(run: Run, eng: Engines) -> None:
     except InfrastructureError:
         raise
     except Exception as exc:
-        run.verdicts = [_harness_verdict(run, "proposal.invalid", f"{type(exc).__name__}: {exc}")]
-        run.outcome = "rejected"
-        _trace_verdicts(run, run.verdicts, 1)
+        _reject(run, [_harness_critique("proposal.invalid", f"{type(exc).__name__}: {exc}")])
         return
     run.tokens += proposal.tokens_prompt + proposal.tokens_completion
-    problems = (
-        []
-        if proposal.artifact.id == run.input.id
-        else [f"artifact id changed to {proposal.artifact.id!r}"]
-    )
-    locked = check_locked(run.report.spine, proposal.artifact)
+    problems = list(check_locked(run.report.spine, proposal.artifact))
+    if proposal.artifact.id != run.input.id:
+        problems.append(
+            _harness_critique(
+                "proposal.invalid", f"artifact id changed to {proposal.artifact.id!r}"
+            )
+        )
     _record_proposal(run, proposal, run.candidate)
-    if problems or locked:
-        crit = list(locked) + [
-            _harness_verdict(run, "proposal.invalid", p).critiques[0] for p in problems
-        ]
-        run.verdicts = [Verdict(gate="harness", artifact_id=run.input.id, critiques=tuple(crit))]
-        run.outcome = "rejected"
-        _trace_verdicts(run, run.verdicts, 1)
+    if problems:
+        _reject(run, problems)
         return
     run.candidate = proposal.artifact
     run.outcome = "proposed"
 
 
-def _harness_verdict(run: Run, code: str, message: str) -> Verdict:
-    from harness.models import Critique
+def _harness_critique(code: str, message: str) -> Critique:
+    return Critique(code=code, gate="harness", message=message)
 
-    crit = Critique(code=code, gate="harness", message=message)
-    return Verdict(gate="harness", artifact_id=run.input.id, critiques=(crit,))
+
+def _reject(run: Run, critiques: Sequence[Critique]) -> None:
+    """A proposal the harness refuses never reaches a gate; it is a failed attempt."""
+    run.verdicts = [Verdict(gate="harness", artifact_id=run.input.id, critiques=tuple(critiques))]
+    run.outcome = "rejected"
+    _trace_verdicts(run, run.verdicts, 1)
 
 
 def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> None:

@@ -16,6 +16,7 @@ from statistics import mean
 import orjson
 
 from effectors.base import Gate, run_gate
+from harness.ledger import Ledger
 from harness.models import Artifact, Verdict
 from harness.pack import Pack
 from harness.workspace import Workspace
@@ -98,8 +99,6 @@ class Report:
 
 
 def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
-    from harness.ledger import Ledger
-
     ledger = Ledger(ws.ledger_path)
     try:
         runs = [r for r in ledger.runs() if r.status not in ("running", "INTERRUPTED")]

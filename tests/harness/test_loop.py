@@ -6,8 +6,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from effectors.testing import InstantGate, ScriptedProposer
 from harness.errors import InfrastructureError
 from harness.models import Artifact, Critique, Location, RunState
@@ -137,10 +135,9 @@ def test_approval_required_holds_without_publishing(tmp_path: Path) -> None:
     assert eng.ledger.latest_commits() == []
 
 
-@pytest.mark.parametrize("has_prose", [False])
-def test_table_only_pack_never_calls_prose_gate(tmp_path: Path, has_prose: bool) -> None:
+def test_table_only_pack_never_calls_prose_gate(tmp_path: Path) -> None:
     g = gates()
-    ws, eng = make_engines(tmp_path, g, ScriptedProposer("fake", []), has_prose=has_prose)
+    ws, eng = make_engines(tmp_path, g, ScriptedProposer("fake", []), has_prose=False)
     (run,) = run_cohort(ws, eng, [art("IEC 60601-1")])
     assert run.state == RunState.COMMITTED
     assert g[E.PROSE_GATE].calls == []  # type: ignore[attr-defined]
