@@ -9,7 +9,12 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-BENCHES = {"loop": "bench.loop"}
+BENCHES = {
+    "loop": "bench.loop",
+    "value_gate": "bench.value_gate",
+    "ri_gate": "bench.ri_gate",
+    "prose_gate": "bench.prose_gate",
+}
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 
 

@@ -1,0 +1,79 @@
+"""The benchmark corpus shared by the gate benchmarks: N facility artifacts (≈20 rows each:
+2–4 rooms, 4–8 equipment, 5–12 maintenance tasks), a given share defective.
+
+Built with the pack's own deterministic generator, so a figure measured today can be
+measured again on the same bytes tomorrow. Defective artifacts carry one injected defect
+each, cycling through the generator's kinds (value.disjoint, value.unknown, placeholders,
+ri.fk_orphan, prose.unknown_entity, prose.truncated)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from harness.models import Artifact
+
+ROOT = Path(__file__).resolve().parent.parent
+PACK = ROOT / "packs" / "facility"
+KINDS = ("value.disjoint", "value.unknown", "placeholders", "ri.fk_orphan",
+         "prose.unknown_entity", "prose.truncated")
+
+
+@cache
+def generator() -> ModuleType:
+    """The pack's generator module (`packs/facility/generate.py`), imported by path."""
+    path = PACK / "generate.py"
+    spec = importlib.util.spec_from_file_location("facility_generate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def artifacts(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[Artifact]:
+    """`n` artifacts, every `round(1/defect_rate)`-th one defective (deterministic)."""
+    gen = generator()
+    every = max(1, round(1 / defect_rate)) if defect_rate > 0 else 0
+    out: list[Artifact] = []
+    k = 0
+    for i in range(n):
+        plan = gen.Plan()
+        if every and i % every == every - 1:
+            kind = KINDS[k % len(KINDS)]
+            k += 1
+            if kind == "placeholders":
+                plan.placeholders = True
+            else:
+                plan.kinds.add(kind)
+        else:
+            plan.clean = True
+        flawed, _clean, _truth = gen.build_artifact(seed, i, plan, False)
+        flawed["id"] = f"bench-{i + 1:05d}"
+        out.append(Artifact.model_validate(flawed))
+    return out
+
+
+def truth(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[dict[str, object]]:
+    """The injected defects of `artifacts(n, defect_rate, seed)` (artifact ids as there)."""
+    gen = generator()
+    every = max(1, round(1 / defect_rate)) if defect_rate > 0 else 0
+    out: list[dict[str, object]] = []
+    k = 0
+    for i in range(n):
+        if not (every and i % every == every - 1):
+            continue
+        plan = gen.Plan()
+        kind = KINDS[k % len(KINDS)]
+        k += 1
+        if kind == "placeholders":
+            plan.placeholders = True
+        else:
+            plan.kinds.add(kind)
+        _f, _c, t = gen.build_artifact(seed, i, plan, False)
+        for entry in t:
+            out.append({**entry, "artifact_id": f"bench-{i + 1:05d}"})
+    return out
