@@ -1,14 +1,17 @@
 # membrane — two commands do all the set-up on a fresh machine:
 #   make demo   refine the shipped flawed example corpus (offline, no API key)
-#   make test   run the test suite (what CI runs)
+#   make test   run the test suite (what CI runs; also installs the hermes extra, ~30 s)
+#   make hermes hermes-agent's own environment (.venv-hermes) for `--proposer hermes`
 # Needs: python3.11 (with venv) and Java >= 11 (17 recommended) for HermiT.
 
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+HERMES_VENV  := .venv-hermes
+HERMES_STAMP := $(HERMES_VENV)/.installed
 
-.PHONY: demo test lint typecheck bench corpus clean-demo install check-java
+.PHONY: demo test hermes lint typecheck bench corpus clean-demo install check-java
 
 install: $(STAMP)
 
@@ -22,10 +25,20 @@ $(STAMP): pyproject.toml constraints.txt | check-java
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
+# hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
+# installs generic top-level modules (tools, utils, agent): it gets its own environment.
+hermes: $(HERMES_STAMP)
+
+$(HERMES_STAMP): constraints-hermes.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
+	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
+	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent==0.19.0'
+	@touch $(HERMES_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
 
-test: $(STAMP)
+test: $(STAMP) $(HERMES_STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -1,4 +1,4 @@
-"""PROSE_GATE: the prose must talk about the artifact's entities, and only about them.
+"""PROSE_GATE: the prose must match its tables: right entities, right values, proper shape.
 
 Checks (codes are stable API):
 
@@ -6,129 +6,54 @@ Checks (codes are stable API):
                           names (the prose talks about something the tables do not hold)
 * `prose.missing_entity`  a key entity (a value of a `[prose] entity_columns` cell) is never
                           mentioned, and coverage is below `[prose] min_coverage`
+* `prose.value_mismatch`  a number with a unit, or a relation ("complies with", "installed
+                          in"), stated about a row disagrees with the row's cell
+                          (`[prose] quantities`, `relations`, `value_tolerance`)
+* `prose.length`          the word count is outside the `[prose] length_band` percentiles of
+                          the pack's reference samples
 * `prose.truncated`       the prose stops mid-thought: no terminal punctuation, a trailing
-                          ellipsis or connector word, or unbalanced brackets/quotes
+                          ellipsis or connector word, unbalanced brackets/quotes, a list or
+                          table cut off
+* `prose.unsupported`     (warn; only with the `embeddings` extra) a sentence about the
+                          tables that no rendered table fact supports
 
-Mentions are found by one `EntityMatcher` per gate: a word trie over every individual's
-labels and IRI fragment (`_` read as a space), normalised like `harness.pools.normalize_label`,
-matched on whole words, longest match first, mapped back to character spans of the prose.
-Prose critiques reject no cells.
+Mentions come from one `EntityMatcher` per gate (see `effectors.prose.matcher`), value claims
+from one `ClaimChecker` (`effectors.prose.claims`). Prose critiques reject no cells: the
+tables already passed VALUE_GATE and RI_GATE, so the prose is what must change.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Sequence
 
-from harness.models import Artifact, Critique, Location, Verdict
+from effectors.prose.claims import ClaimChecker, Mismatch
+from effectors.prose.entail import Entailment, EntailmentUnavailable
+from effectors.prose.length import LengthBand, word_count
+from effectors.prose.matcher import CachedResolver, EntityMatcher, Mention
+from effectors.prose.text import Sentences, truncation_rules
+from harness.models import Artifact, Cell, Critique, Location, Verdict
 from harness.pack import Pack
-from harness.pools import Pools, normalize_label
+from harness.pools import Pools
 
-__all__ = ["EntityMatcher", "Mention", "ProseGate", "key_entities", "truncation_rules", "view_of"]
+__all__ = [
+    "EntityMatcher",
+    "Mention",
+    "ProseGate",
+    "key_entities",
+    "length_band",
+    "truncation_rules",
+    "view_of",
+]
 
-_TOKEN = re.compile(r"[^\W_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”’]*\s+")
-_TERMINAL = re.compile(r"[.!?][\"')\]”’»]*$")
-CONNECTORS = frozenset({
-    "and", "or", "the", "a", "an", "with", "of", "to", "for", "by", "from", "in", "into",
-    "but", "nor", "than", "that", "which", "whose", "as", "at", "including", "such", "via",
-    "versus", "plus",
-})
-# Connectors that make even a sentence ending in "." look cut off ("... fitted with.").
-_HARD_CONNECTORS = frozenset(
-    {"and", "or", "the", "a", "an", "with", "of", "nor", "than", "versus", "plus"}
-)
-_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"))
+_log = logging.getLogger(__name__)
+_MAX_ROWS_IN_EVIDENCE = 5
 
 
-@dataclass(frozen=True)
-class Mention:
-    """One mention of an individual: its IRI fragment and the span in the original text."""
-
-    individual: str
-    start: int
-    end: int
-
-
-class _Node:
-    __slots__ = ("children", "individual")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _Node] = {}
-        self.individual: str | None = None
-
-
-class EntityMatcher:
-    """Finds mentions of pool individuals in text; built once per pools, then reused."""
-
-    def __init__(self, pools: Pools) -> None:
-        self._root = _Node()
-        self.depth = 0
-        for name in sorted(pools.individuals):
-            info = pools.individuals[name]
-            for text in (*info.labels, name.replace("_", " ")):
-                words = normalize_label(text).split()
-                if words:
-                    self._add(words, name)
-
-    def _add(self, words: list[str], individual: str) -> None:
-        node = self._root
-        for w in words:
-            node = node.children.setdefault(w, _Node())
-        if node.individual is None:  # first (sorted) individual wins an ambiguous phrase
-            node.individual = individual
-        self.depth = max(self.depth, len(words))
-
-    @staticmethod
-    def _words(text: str) -> list[tuple[str, int, int]]:
-        """Normalised words of `text` with the character span of the token each came from."""
-        out: list[tuple[str, int, int]] = []
-        for m in _TOKEN.finditer(text):
-            for w in normalize_label(m.group()).split():
-                out.append((w, m.start(), m.end()))
-        return out
-
-    @staticmethod
-    def _step(node: _Node, word: str) -> _Node | None:
-        nxt = node.children.get(word)
-        if nxt is None and len(word) > 3 and word.endswith("s"):
-            plural = node.children.get(word[:-1])  # "CT scanners" is a mention of "CT scanner"
-            if plural is not None and plural.individual is not None:
-                return plural
-        return nxt
-
-    def find(self, text: str) -> list[Mention]:
-        """Every mention, left to right, longest match first, never overlapping."""
-        words = self._words(text)
-        mentions: list[Mention] = []
-        i = 0
-        while i < len(words):
-            node: _Node | None = self._root
-            best: tuple[int, str] | None = None
-            j = i
-            while j < len(words) and j - i < self.depth and node is not None:
-                node = self._step(node, words[j][0])
-                if node is not None and node.individual is not None:
-                    best = (j, node.individual)
-                j += 1
-            if best is None:
-                i += 1
-                continue
-            end_word, individual = best
-            mentions.append(Mention(individual, words[i][1], words[end_word][2]))
-            # a token that split into several words may be partly consumed: skip whole tokens
-            i = end_word + 1
-            while i < len(words) and words[i][1] == words[end_word][1]:
-                i += 1
-        return mentions
-
-    def mentioned(self, text: str) -> set[str]:
-        return {m.individual for m in self.find(text)}
-
-
-def view_of(pack: Pack, pools: Pools, artifact: Artifact) -> set[str]:
+def view_of(pack: Pack, pools: Pools, artifact: Artifact,
+            resolve: Callable[[Cell], str | None] | None = None) -> set[str]:
     """Individuals some object-kind cell of the artifact resolves to."""
+    resolve = resolve or pools.resolve
     view: set[str] = set()
     for table, rows in artifact.tables.items():
         binding = pack.tables.get(table)
@@ -137,54 +62,35 @@ def view_of(pack: Pack, pools: Pools, artifact: Artifact) -> set[str]:
         cols = [c for c, b in binding.columns.items() if b.kind == "object"]
         for row in rows:
             for c in cols:
-                ind = pools.resolve(row.get(c))
+                ind = resolve(row.get(c))
                 if ind is not None:
                     view.add(ind)
     return view
 
 
-def key_entities(pack: Pack, pools: Pools, artifact: Artifact) -> list[str]:
+def key_entities(pack: Pack, pools: Pools, artifact: Artifact,
+                 resolve: Callable[[Cell], str | None] | None = None) -> list[str]:
     """Individuals in the `[prose] entity_columns` cells, in first-seen order."""
+    resolve = resolve or pools.resolve
     keys: dict[str, None] = {}
     for ref in pack.config.prose.entity_columns:
         table, _, column = ref.partition(".")
         for row in artifact.tables.get(table, []):
-            ind = pools.resolve(row.get(column))
+            ind = resolve(row.get(column))
             if ind is not None:
                 keys.setdefault(ind, None)
     return list(keys)
 
 
-def truncation_rules(prose: str) -> list[str]:
-    """Names of the truncation rules the prose trips (empty list: it ends properly)."""
-    text = prose.rstrip()
-    if not text:
-        return []
-    fired: list[str] = []
-    if text.endswith(("...", "…")):
-        fired.append("ends with an ellipsis")
-    elif not _TERMINAL.search(text):
-        fired.append("no terminal punctuation (. ! ?)")
-    tokens = _TOKEN.findall(text)
-    last = tokens[-1].lower() if tokens else ""
-    tail_is_word = bool(tokens) and text[-1].isalnum()
-    if last in CONNECTORS and (tail_is_word or last in _HARD_CONNECTORS):
-        fired.append(f"ends with the connector word {last!r}")
-    for open_, close in _PAIRS:
-        if text.count(open_) != text.count(close):
-            fired.append(f"unbalanced {open_}{close}")
-    if text.count('"') % 2:
-        fired.append('unbalanced "')
-    return fired
+def length_band(pack: Pack) -> LengthBand | None:
+    """The admissible word counts of the pack's prose (None: the pack has no references)."""
+    return LengthBand.from_references(pack.reference_texts(), pack.config.prose.length_band)
 
 
-def _sentence_at(text: str, pos: int) -> str:
-    start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.end() > pos:
-            return text[start : m.start()].strip()
-        start = m.end()
-    return text[start:].strip()
+def _format(value: Cell) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "(empty)" if value is None else str(value)
 
 
 class ProseGate:
@@ -196,61 +102,114 @@ class ProseGate:
         self.pack = pack
         self.pools = pools
         self.matcher = EntityMatcher(pools)
+        self.resolve = CachedResolver(pools)
+        self.claims = ClaimChecker(pack, pools, self.resolve)
+        self.band = length_band(pack)
+        self.entailment: Entailment | None = None
+        self.notes: tuple[str, ...] = ()
+        if pack.config.prose.enabled and pack.config.prose.entailment == "auto":
+            try:
+                self.entailment = Entailment.load(pack, pools)
+            except EntailmentUnavailable as exc:
+                self.notes = (f"prose entailment check skipped: {exc}",)
+                _note_once(self.notes[0])
 
     def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
         return [self._judge_one(a) for a in candidates]
 
     def _judge_one(self, artifact: Artifact) -> Verdict:
-        settings = self.pack.config.prose
-        if not settings.enabled:
+        if not self.pack.config.prose.enabled:
             return Verdict(gate=self.name, artifact_id=artifact.id)
         prose = artifact.prose
-        view = view_of(self.pack, self.pools, artifact)
-        keys = key_entities(self.pack, self.pools, artifact)
-        mentions = self.matcher.find(prose)
+        mentions, hits = self.matcher.scan(prose, self.claims.cues)
+        sentences = Sentences(prose)
+        critiques, metrics = self._entities(artifact, prose, mentions, sentences)
+        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences)
+        critiques += [self._mismatch(prose, m) for m in mismatches]
+        words = word_count(prose)
+        if self.band is not None and not self.band.admits(words):
+            critiques.append(self._length(words))
+        critiques += self._truncation(prose)
+        if self.entailment is not None:
+            critiques += self.entailment.check(self.name, artifact, prose, mentions, sentences)
+        metrics |= {"words": float(words), "claims": float(judged),
+                    "value_mismatches": float(len(mismatches))}
+        return Verdict(
+            gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
+        )
+
+    def _entities(self, artifact: Artifact, prose: str, mentions: list[Mention],
+                  sentences: Sentences) -> tuple[list[Critique], dict[str, float]]:
+        view = view_of(self.pack, self.pools, artifact, self.resolve)
+        keys = key_entities(self.pack, self.pools, artifact, self.resolve)
         first: dict[str, Mention] = {}
         for m in mentions:
             first.setdefault(m.individual, m)
         critiques: list[Critique] = []
         unknown = sorted((m for i, m in first.items() if i not in view), key=lambda m: m.start)
         for m in unknown:
-            critiques.append(
-                Critique(
-                    code="prose.unknown_entity",
-                    gate=self.name,
-                    location=Location(span=(m.start, m.end)),
-                    observed=m.individual,
-                    evidence=(_sentence_at(prose, m.start),),
-                    fix_hint="mention only entities the tables hold, or add them to the tables",
-                    message=f"the prose mentions {prose[m.start:m.end]!r}, "
-                    "which no cell of the artifact names",
-                )
-            )
+            critiques.append(Critique(
+                code="prose.unknown_entity",
+                gate=self.name,
+                location=Location(span=(m.start, m.end)),
+                observed=m.individual,
+                evidence=(sentences.at(m.start),),
+                fix_hint="mention only entities the tables hold, or add them to the tables",
+                message=f"the prose mentions {prose[m.start:m.end]!r}, "
+                "which no cell of the artifact names",
+            ))
         missing = [k for k in keys if k not in first]
         coverage = (len(keys) - len(missing)) / len(keys) if keys else 1.0
-        if missing and coverage < settings.min_coverage:
+        min_coverage = self.pack.config.prose.min_coverage
+        if missing and coverage < min_coverage:
+            columns = ", ".join(self.pack.config.prose.entity_columns)
             for k in missing:
-                critiques.append(
-                    Critique(
-                        code="prose.missing_entity",
-                        gate=self.name,
-                        observed=k,
-                        expected=self.pools.label(k),
-                        fix_hint="mention every equipment key entity by its label",
-                        message=f"the prose never mentions {self.pools.label(k)!r} "
-                        f"(coverage {coverage:.2f} < {settings.min_coverage:.2f})",
-                    )
-                )
-        critiques.extend(self._truncation(prose))
+                critiques.append(Critique(
+                    code="prose.missing_entity",
+                    gate=self.name,
+                    observed=k,
+                    expected=self.pools.label(k),
+                    fix_hint=f"mention every entity of {columns} by its label",
+                    message=f"the prose never mentions {self.pools.label(k)!r} "
+                    f"(coverage {coverage:.2f} < {min_coverage:.2f})",
+                ))
         metrics = {
             "mentions": float(len(mentions)),
             "unknown_entities": float(len(unknown)),
             "missing_entities": float(len(missing)),
             "coverage": coverage,
-            "words": float(len(prose.split())),
         }
-        return Verdict(
-            gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
+        return critiques, metrics
+
+    def _mismatch(self, prose: str, m: Mismatch) -> Critique:
+        c = m.claim
+        rows = m.rows[:_MAX_ROWS_IN_EVIDENCE]
+        held = "; ".join(f"{key}: {_format(v)}" for _, key, v in rows)
+        subject = rows[0][1] if len(m.rows) == 1 else None
+        return Critique(
+            code="prose.value_mismatch",
+            gate=self.name,
+            location=Location(table=c.table, column=c.column, key=subject,
+                              span=(c.start, c.end)),
+            observed=c.text,
+            expected=held,
+            evidence=(prose[m.sentence[0]:m.sentence[1]].strip(),
+                      *(f"{c.table}[{r}].{c.column} = {_format(v)} ({key})" for r, key, v in rows)),
+            fix_hint=f"state the {c.column.replace('_', ' ')} the {c.table} table holds",
+            message=f"the prose says {c.text!r}, but {c.table}.{c.column} holds {held}",
+        )
+
+    def _length(self, words: int) -> Critique:
+        assert self.band is not None
+        side = "short" if words < self.band.low else "long"
+        return Critique(
+            code="prose.length",
+            gate=self.name,
+            observed=f"{words} words",
+            expected=self.band.describe(),
+            evidence=(f"{words} words; admitted {self.band.describe()}",),
+            fix_hint="shorten the prose" if side == "long" else "say more about the tables",
+            message=f"the prose is too {side}: {words} words, admitted {self.band.describe()}",
         )
 
     def _truncation(self, prose: str) -> list[Critique]:
@@ -269,3 +228,13 @@ class ProseGate:
                 message="the prose looks cut off: " + "; ".join(fired),
             )
         ]
+
+
+_NOTED: set[str] = set()
+
+
+def _note_once(message: str) -> None:
+    """Log a setup note once per process (the library never prints)."""
+    if message not in _NOTED:
+        _NOTED.add(message)
+        _log.info(message)

@@ -4,13 +4,14 @@ plugin would use (`register_proposer("mine", factory)`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from effectors.base import Gate, Proposer
 from harness.errors import ConfigError
 from harness.pack import Pack
 from harness.pools import Pools
+from harness.workspace import LlmConfig
 
 __all__ = [
     "GateContext",
@@ -24,10 +25,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GateContext:
+    """What a gate or proposer factory gets. `llm` are the endpoint settings (`[llm]` with
+    environment overrides applied); `transcripts` is where model transcripts are cached
+    (None: no cache); `replay` asks a proposer to answer from the transcripts only."""
+
     pack: Pack
     pools: Pools
     cache_dir: Path
     seed: int = 0
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    transcripts: Path | None = None
+    replay: bool = False
 
 
 GateFactory = Callable[[GateContext], Gate]
@@ -72,7 +80,7 @@ def _value_gate(ctx: GateContext) -> Gate:
 def _ri_gate(ctx: GateContext) -> Gate:
     from effectors.ri_gate import RiGate
 
-    return RiGate.from_pack(ctx.pack)
+    return RiGate.from_pack(ctx.pack, ctx.pools)
 
 
 def _prose_gate(ctx: GateContext) -> Gate:
@@ -87,6 +95,33 @@ def _offline(ctx: GateContext) -> Proposer:
     return OfflineProposer(ctx.pack, ctx.pools, seed=ctx.seed)
 
 
+def _openai(ctx: GateContext) -> Proposer:
+    from effectors.proposers.openai import OpenAIProposer
+    from effectors.proposers.openai_client import TranscriptStore
+
+    store = TranscriptStore(ctx.transcripts) if ctx.transcripts is not None else None
+    return OpenAIProposer(
+        ctx.pack, ctx.pools, ctx.llm, seed=ctx.seed, transcripts=store, replay=ctx.replay
+    )
+
+
+def _hermes(ctx: GateContext) -> Proposer:
+    """hermes-agent in its own environment; its sandbox is `.membrane/hermes/`."""
+    from effectors.proposers.hermes import HermesProposer
+    from effectors.proposers.openai_client import TranscriptStore
+
+    store = TranscriptStore(ctx.transcripts) if ctx.transcripts is not None else None
+    return HermesProposer(
+        ctx.pack,
+        ctx.pools,
+        ctx.llm,
+        ctx.cache_dir.parent / "hermes",
+        seed=ctx.seed,
+        transcripts=store,
+        replay=ctx.replay,
+    )
+
+
 def _builtins() -> None:
     if _GATES:
         return
@@ -94,3 +129,5 @@ def _builtins() -> None:
     register_gate("ri_gate", _ri_gate)
     register_gate("prose_gate", _prose_gate)
     register_proposer("offline", _offline)
+    register_proposer("openai", _openai)
+    register_proposer("hermes", _hermes)

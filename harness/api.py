@@ -3,6 +3,7 @@ to an optional callback and results come back as data."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,8 +95,11 @@ def open_session(
     *,
     proposer: str | None = None,
     max_attempts: int | None = None,
+    replay: bool = False,
     clock: Callable[[], str] = utc_now,
 ) -> Session:
+    """Open a workspace for a batch. `replay`: the proposer answers from the transcripts in
+    `.membrane/transcripts/` only, with no network."""
     ws = Workspace(root)
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
@@ -103,7 +107,15 @@ def open_session(
     from ontology import load_pools  # owlready2 is heavy: trace commands never import it
 
     pools = load_pools(pack, ws.cache)
-    ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=config.seed)
+    ctx = GateContext(
+        pack=pack,
+        pools=pools,
+        cache_dir=ws.cache,
+        seed=config.seed,
+        llm=config.llm.with_env(os.environ),
+        transcripts=ws.transcripts,
+        replay=replay,
+    )
     gates = {
         E.VALUE_GATE: build_gate("value_gate", ctx),
         E.RI_GATE: build_gate("ri_gate", ctx),
@@ -120,6 +132,8 @@ def open_session(
         max_attempts=max_attempts or config.max_attempts or pack.config.policy.max_attempts,
         has_prose=pack.config.prose.enabled,
         require_approval=pack.config.policy.require_approval,
+        max_tokens_per_run=config.max_tokens_per_run,
+        max_tokens_per_batch=config.max_tokens_per_batch,
     )
     return Session(ws, config, pack, pools, ledger, engines)
 
@@ -142,6 +156,9 @@ class BatchResult:
     seconds: float = 0.0
     recovered: dict[str, int] = field(default_factory=dict)
     report: Report | None = None
+    halted: str | None = None  # why the batch stopped early (an endpoint is unavailable)
+    not_started: int = 0  # artifacts left for a later batch because it stopped
+    tokens: int = 0  # model tokens this batch spent
 
     def count(self, state: RunState) -> int:
         return sum(1 for r in self.runs if r.state == state.value)
@@ -200,6 +217,11 @@ def refine_artifacts(
             RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error)
             for r in runs
         )
+        if session.engines.halted:  # an endpoint is down: start no more runs
+            result.halted = session.engines.halted
+            result.not_started = max(0, len(todo) - i - len(runs))
+            break
+    result.tokens = session.engines.batch_tokens
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -214,6 +236,7 @@ def run_batch(
     cohort_size: int | None = None,
     strict_input: bool = False,
     report: bool = False,
+    replay: bool = False,
     progress: Progress | None = None,
     clock: Callable[[], str] = utc_now,
 ) -> BatchResult:
@@ -226,7 +249,12 @@ def run_batch(
         raise read.errors[0]
     with ws.lock():
         session = open_session(
-            root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock
+            root,
+            pack.root,
+            proposer=proposer,
+            max_attempts=max_attempts,
+            replay=replay,
+            clock=clock,
         )
         try:
             rec = recover(session.ws, session.ledger)
@@ -254,6 +282,7 @@ def run_refine(
     *,
     proposer: str | None = None,
     max_attempts: int | None = None,
+    replay: bool = False,
     clock: Callable[[], str] = utc_now,
 ) -> BatchResult:
     """`membrane refine`: one artifact, a cohort of one. A bad file raises (exit 2)."""
@@ -262,7 +291,12 @@ def run_refine(
     artifact = read_artifact_file(artifact_path, pack)
     with ws.lock():
         session = open_session(
-            root, pack.root, proposer=proposer, max_attempts=max_attempts, clock=clock
+            root,
+            pack.root,
+            proposer=proposer,
+            max_attempts=max_attempts,
+            replay=replay,
+            clock=clock,
         )
         try:
             recover(session.ws, session.ledger)

@@ -7,6 +7,8 @@ Exit codes:
   2  bad input or setup: a corpus line, an artifact file, a pack file, membrane.toml, an option
   3  `batch --strict` / `refine`: some run did not commit (EXHAUSTED, FAILED or HELD)
   4  `trace verify`: a trace does not verify (tampered, truncated or unanchored)
+  5  `batch` / `refine`: a model endpoint is unavailable (circuit breaker open) or a
+     `--replay` found no transcript; the batch stopped early (rerun to resume)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from harness.errors import MembraneError, SetupError, TraceError
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_BUG, EXIT_INPUT, EXIT_NOT_COMMITTED, EXIT_TRACE = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_BUG, EXIT_INPUT, EXIT_NOT_COMMITTED, EXIT_TRACE, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
 
 EPILOG = """\
 examples:
@@ -36,7 +38,8 @@ examples:
   membrane report
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
-(batch --strict, refine), 4 a trace does not verify.
+(batch --strict, refine), 4 a trace does not verify, 5 a model endpoint is unavailable
+or a --replay missed (the batch stopped early).
 """
 
 
@@ -118,7 +121,17 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument(
             "--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)"
         )
-        c.add_argument("--proposer", metavar="NAME", help="proposer (default: offline)")
+        c.add_argument(
+            "--proposer",
+            metavar="NAME",
+            help="proposer: offline or openai (default: `proposer` in membrane.toml, else offline)",
+        )
+        c.add_argument(
+            "--replay",
+            action="store_true",
+            help="answer every model request from .membrane/transcripts/ only, no network; "
+            "a missing transcript stops the batch (exit 5)",
+        )
         c.add_argument(
             "--max-attempts",
             type=int,

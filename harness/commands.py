@@ -15,7 +15,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness import api, inspect
-from harness.cli import EXIT_INPUT, EXIT_NOT_COMMITTED, EXIT_OK, EXIT_TRACE, _emit_json, _jsonable
+from harness.cli import (
+    EXIT_INPUT,
+    EXIT_NOT_COMMITTED,
+    EXIT_OK,
+    EXIT_TRACE,
+    EXIT_UNAVAILABLE,
+    _emit_json,
+    _jsonable,
+)
 from harness.report import Report
 from harness.workspace import Workspace, resolve_workspace
 
@@ -87,6 +95,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
             cohort_size=args.cohort_size,
             strict_input=args.strict_input,
             report=not args.no_report,
+            replay=args.replay,
             progress=progress,
         )
     not_committed = [r for r in result.runs if r.state != "COMMITTED"]
@@ -99,6 +108,9 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
                 "seconds": round(result.seconds, 3),
                 "artifacts_per_s": round(result.artifacts_per_s, 2),
                 "recovered": result.recovered,
+                "tokens": result.tokens,
+                "halted": result.halted,
+                "not_started": result.not_started,
                 "report": result.report.to_dict() if result.report else None,
             }
         )
@@ -108,9 +120,17 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
         _summary(result)
         if result.report:
             _print_report(result.report)
+    if result.halted:
+        return _halted(result)
     if result.errors:
         return EXIT_INPUT
     return EXIT_NOT_COMMITTED if args.strict and not_committed else EXIT_OK
+
+
+def _halted(result: api.BatchResult) -> int:
+    left = f"; {result.not_started} artifact(s) not started" if result.not_started else ""
+    sys.stderr.write(f"membrane: error: the batch stopped early{left}: {result.halted}\n")
+    return EXIT_UNAVAILABLE
 
 
 def _summary(result: api.BatchResult) -> None:
@@ -120,9 +140,10 @@ def _summary(result: api.BatchResult) -> None:
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "nothing to do"
     skipped = f"; {len(result.skipped)} already settled (skipped)" if result.skipped else ""
     bad = f"; {len(result.errors)} bad input line(s)" if result.errors else ""
+    tokens = f"; {result.tokens} model tokens" if result.tokens else ""
     out.print(
         f"{len(result.runs)} run(s): {parts}{skipped}{bad} in {result.seconds:.1f}s "
-        f"({result.artifacts_per_s:.1f} artifacts/s)"
+        f"({result.artifacts_per_s:.1f} artifacts/s){tokens}"
     )
     if result.recovered:
         out.print(f"recovered: {result.recovered}")
@@ -157,15 +178,66 @@ def _print_report(rep: Report) -> None:
         table.add_row(*row)
     out.print(table)
     out.print("runs: " + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
+    _print_costs(rep)
+
+
+_SHOWN_RUN_COSTS = 20
+
+
+def _print_costs(rep: Report) -> None:
+    """Tokens and time per batch, and per run for the runs that called a model."""
+    table = Table(title="cost per batch (model tokens and time)")
+    for col in ("batch", "runs", "calls", "prompt tok", "completion tok", "model s", "wall s"):
+        table.add_column(col, justify="left" if col == "batch" else "right")
+    for c in rep.batch_costs:
+        table.add_row(
+            c.id,
+            str(c.runs),
+            f"{c.calls} ({c.cached_calls} cached)",
+            str(c.tokens_prompt),
+            str(c.tokens_completion),
+            f"{c.model_seconds:.2f}",
+            f"{c.wall_seconds:.2f}",
+        )
+    out.print(table)
+    used = [c for c in rep.run_costs if c.calls]
+    if not used:
+        return
+    runs = Table(title="cost per run (runs that called a model)")
+    for col in ("run", "calls", "tokens", "model s", "wall s"):
+        runs.add_column(col, justify="left" if col == "run" else "right")
+    for c in used[:_SHOWN_RUN_COSTS]:
+        runs.add_row(
+            c.id, str(c.calls), str(c.tokens), f"{c.model_seconds:.2f}", f"{c.wall_seconds:.2f}"
+        )
+    out.print(runs)
+    tokens = [c.tokens for c in used]
+    more = (
+        f"; {len(used) - _SHOWN_RUN_COSTS} more with --json" if len(used) > _SHOWN_RUN_COSTS else ""
+    )
+    out.print(f"per run: mean {sum(tokens) / len(tokens):.0f} tokens, max {max(tokens)}{more}")
 
 
 def _refine(args: argparse.Namespace, root: Path) -> int:
     result = api.run_refine(
-        root, args.input, args.pack, proposer=args.proposer, max_attempts=args.max_attempts
+        root,
+        args.input,
+        args.pack,
+        proposer=args.proposer,
+        max_attempts=args.max_attempts,
+        replay=args.replay,
     )
     run = result.runs[0] if result.runs else None
     if args.json:
-        _emit_json({"run": run, "skipped": result.skipped, "seconds": round(result.seconds, 3)})
+        _emit_json(
+            {
+                "run": run,
+                "skipped": result.skipped,
+                "seconds": round(result.seconds, 3),
+                "tokens": result.tokens,
+                "halted": result.halted,
+            }
+        )
     elif run is None:
         out.print(f"{result.skipped[0]}: already settled for this input (skipped)")
     else:
@@ -174,6 +246,8 @@ def _refine(args: argparse.Namespace, root: Path) -> int:
             f"{run.artifact_id}: {run.state} after {run.attempts} attempt(s); run {run.run_id}; "
             f"critiques: {codes}"
         )
+    if result.halted:
+        return _halted(result)
     return EXIT_OK if run is None or run.state == "COMMITTED" else EXIT_NOT_COMMITTED
 
 
@@ -238,6 +312,11 @@ def _describe(ev: dict[str, Any]) -> str:
         return f"{ev['artifact_id']} with {ev['proposer']}, pack {ev['pack']} {ev['pack_version']}"
     if kind == "critique":
         return f"{ev['gate']}: {', '.join(ev['codes'])}; {ev['locked']} cell(s) locked"
+    if kind == "usage":
+        src = "transcript" if ev["cached"] else f"{ev['seconds']:.2f}s"
+        return f"attempt {ev['attempt']} {ev['proposer']}: {ev['tokens_prompt']}+{ev['tokens_completion']} tokens ({src})"
+    if kind == "budget":
+        return f"token budget per {ev['scope']} spent: {ev['used']} of {ev['limit']}"
     return str(ev.get("message", ""))
 
 

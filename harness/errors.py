@@ -11,6 +11,10 @@ types. A *bad artifact* is never an exception: gates return critiques for it.
     ├── AgendaError                the rules emitted zero or several decisions (a rules bug)
     ├── IllegalTransition          the FSM was asked for a move its table does not have
     ├── InfrastructureError        an engine or the file system failed mid-run (run ends FAILED)
+    │   └── EndpointUnavailable    a model endpoint is down (circuit open) or a replay misses:
+    │                              the run ends FAILED and the batch stops (exit code 5)
+    ├── ProposalFailed             a proposer's answer is unusable (malformed, schema-invalid,
+    │                              oversized, ...): a failed attempt with its own critique code
     └── TraceError                 a trace or the ledger anchor does not verify
 
 Every `SetupError` carries the file (and line, when there is one) and a hint saying what
@@ -20,15 +24,21 @@ to do, so the CLI can print one clear message.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.models import CallUsage
 
 __all__ = [
     "AgendaError",
     "ConfigError",
     "CorpusError",
+    "EndpointUnavailable",
     "IllegalTransition",
     "InfrastructureError",
     "MembraneError",
     "PackError",
+    "ProposalFailed",
     "SetupError",
     "TraceError",
 ]
@@ -87,6 +97,33 @@ class IllegalTransition(MembraneError):
 
 class InfrastructureError(MembraneError):
     """An engine, the file system or an endpoint failed; the run fails closed."""
+
+
+class EndpointUnavailable(InfrastructureError):
+    """A model endpoint is unavailable (its circuit breaker is open) or a `--replay` has no
+    transcript for a request. The run fails closed and the batch stops starting new runs."""
+
+
+class ProposalFailed(MembraneError):
+    """A proposer's answer cannot be used: a failed attempt, never a crash.
+
+    The loop rejects the attempt with a critique of `code` (e.g. `proposal.malformed_json`)
+    before any gate sees it, and accounts the model calls in `usage`.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        evidence: tuple[str, ...] = (),
+        usage: tuple[CallUsage, ...] = (),
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.evidence = evidence
+        self.usage = usage
+        super().__init__(f"{code}: {message}")
 
 
 class TraceError(MembraneError):

@@ -15,11 +15,12 @@ from effectors.base import Gate, Proposer, run_gate
 from effectors.commit import Committer, artifact_bytes, content_hash
 from effectors.critique import build_report, check_locked
 from harness.agenda import Agenda
-from harness.errors import InfrastructureError
+from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
 from harness.fsm import RunMachine
 from harness.ledger import Ledger
 from harness.models import (
     Artifact,
+    CallUsage,
     Critique,
     CritiqueReport,
     Decision,
@@ -32,6 +33,7 @@ from harness.models import (
 from harness.models import Effector as E
 from harness.trace import TraceWriter
 from harness.trace.events import (
+    BudgetEvent,
     CellChange,
     CommitEvent,
     CritiqueEvent,
@@ -40,6 +42,7 @@ from harness.trace.events import (
     OutcomeEvent,
     ProposalEvent,
     RunStarted,
+    UsageEvent,
     VerdictEvent,
 )
 
@@ -60,6 +63,10 @@ class Engines:
     has_prose: bool
     require_approval: bool
     lessons: tuple[str, ...] = ()
+    max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
+    max_tokens_per_batch: int | None = None
+    batch_tokens: int = 0  # spent so far by every run of this batch
+    halted: str | None = None  # why the batch must stop (an endpoint is unavailable)
 
 
 @dataclass
@@ -85,11 +92,12 @@ class Run:
         return self.machine.state
 
     def facts(self, eng: Engines) -> dict[str, str | int]:
+        spent = eng.max_tokens_per_run is not None and self.tokens >= eng.max_tokens_per_run
         return {
             "state": self.state.value,
             "outcome": self.outcome,
             "attempt": self.attempt,
-            "retries_left": max(0, eng.max_attempts - self.attempt),
+            "retries_left": 0 if spent else max(0, eng.max_attempts - self.attempt),
             "has_prose": int(eng.has_prose),
             "require_approval": int(eng.require_approval),
         }
@@ -161,6 +169,8 @@ def _run_effector(effector: E, group: list[Run], eng: Engines) -> None:
                 E.HOLD: _hold,
             }[effector](run, eng)
         except InfrastructureError as exc:
+            if isinstance(exc, EndpointUnavailable):
+                eng.halted = eng.halted or str(exc)
             _crash(run, effector.value, str(exc))
         except OSError as exc:
             _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
@@ -207,8 +217,46 @@ def _seed(run: Run, eng: Engines) -> None:
     run.outcome = "proposed"
 
 
+def _tokens_left(run: Run, eng: Engines) -> int | None:
+    left = [
+        limit - used
+        for limit, used in (
+            (eng.max_tokens_per_run, run.tokens),
+            (eng.max_tokens_per_batch, eng.batch_tokens),
+        )
+        if limit is not None
+    ]
+    return min(left) if left else None
+
+
+def _account(run: Run, eng: Engines, usage: Sequence[CallUsage], tokens: int) -> None:
+    """Record each model call and charge the tokens to the run and the batch budgets."""
+    for u in usage:
+        run.trace.append(
+            UsageEvent, attempt=run.attempt, proposer=eng.proposer.name, **u.model_dump()
+        )
+    before_run, before_batch = run.tokens, eng.batch_tokens
+    run.tokens += tokens
+    eng.batch_tokens += tokens
+    for scope, limit, before, now in (
+        ("run", eng.max_tokens_per_run, before_run, run.tokens),
+        ("batch", eng.max_tokens_per_batch, before_batch, eng.batch_tokens),
+    ):
+        if limit is not None and before < limit <= now:
+            run.trace.append(BudgetEvent, scope=scope, used=now, limit=limit)
+
+
 def _propose(run: Run, eng: Engines) -> None:
     assert run.candidate is not None and run.report is not None
+    left = _tokens_left(run, eng)
+    if left is not None and left <= 0:  # only the batch budget: a spent run budget ends at CRITIQUE
+        _crash(
+            run,
+            E.PROPOSER.value,
+            f"token budget per batch spent ({eng.batch_tokens} of {eng.max_tokens_per_batch}); "
+            "rerun the batch to resume",
+        )
+        return
     run.attempt += 1
     run.verdicts = []
     request = ProposalRequest(
@@ -217,15 +265,20 @@ def _propose(run: Run, eng: Engines) -> None:
         candidate=run.candidate,
         critique=run.report,
         lessons=eng.lessons,
+        tokens_left=left,
     )
     try:
         proposal = eng.proposer.propose(request)
     except InfrastructureError:
         raise
+    except ProposalFailed as exc:
+        _account(run, eng, exc.usage, sum(u.tokens_prompt + u.tokens_completion for u in exc.usage))
+        _reject(run, [_failed_critique(exc)])
+        return
     except Exception as exc:
         _reject(run, [_harness_critique("proposal.invalid", f"{type(exc).__name__}: {exc}")])
         return
-    run.tokens += proposal.tokens_prompt + proposal.tokens_completion
+    _account(run, eng, proposal.usage, proposal.tokens_prompt + proposal.tokens_completion)
     problems = list(check_locked(run.report.spine, proposal.artifact))
     if proposal.artifact.id != run.input.id:
         problems.append(
@@ -243,6 +296,13 @@ def _propose(run: Run, eng: Engines) -> None:
 
 def _harness_critique(code: str, message: str) -> Critique:
     return Critique(code=code, gate="harness", message=message)
+
+
+def _failed_critique(exc: ProposalFailed) -> Critique:
+    try:
+        return Critique(code=exc.code, gate="harness", message=exc.message, evidence=exc.evidence)
+    except ValueError:  # a third-party proposer's malformed code
+        return _harness_critique("proposal.invalid", str(exc))
 
 
 def _reject(run: Run, critiques: Sequence[Critique]) -> None:

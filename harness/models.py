@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "ARTIFACT_ID_PATTERN",
     "Artifact",
+    "CallUsage",
     "Cell",
     "CellRef",
     "Critique",
@@ -226,6 +227,17 @@ class ProposalRequest(Frozen):
     candidate: Artifact
     critique: CritiqueReport
     lessons: tuple[str, ...] = ()
+    tokens_left: int | None = None  # what the token budgets still allow (None: no budget)
+
+
+class CallUsage(Frozen):
+    """The cost of one model call (an LLM proposer makes one or more per proposal)."""
+
+    tokens_prompt: int = Field(default=0, ge=0)
+    tokens_completion: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0)  # wall time of the call (0 when replayed)
+    cached: bool = False  # answered from the transcript cache, no network
+    request: str = ""  # sha256 of the canonical request: the transcript's key
 
 
 class Proposal(Frozen):
@@ -237,6 +249,7 @@ class Proposal(Frozen):
     tool_calls: tuple[str, ...] = ()
     tokens_prompt: int = 0
     tokens_completion: int = 0
+    usage: tuple[CallUsage, ...] = ()  # one entry per model call
 
 
 class Decision(Frozen):

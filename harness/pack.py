@@ -16,7 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from harness.errors import PackError
 
-__all__ = ["ColumnBinding", "Pack", "PackConfig", "ProseSettings", "TableBinding", "load_pack"]
+__all__ = [
+    "AggregateBound",
+    "Bounds",
+    "ColumnBinding",
+    "Pack",
+    "PackConfig",
+    "ProseQuantity",
+    "ProseRelation",
+    "ProseSettings",
+    "RowBound",
+    "TableBinding",
+    "load_pack",
+]
 
 _IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -74,12 +86,97 @@ class TableBinding(_Strict):
         return self
 
 
+class ProseQuantity(_Strict):
+    """A number with a unit the prose may state about a row of `column` ("table.column").
+
+    `units`: unit words after the number -> factor to the column's unit ("MW" = 1000.0 for a
+    kW column), matched case-sensitively; `prefixes`: words before it ("floor" in "floor 3").
+    """
+
+    column: str
+    units: dict[str, float] = Field(default_factory=dict)
+    prefixes: list[str] = Field(default_factory=list)
+    tolerance: float | None = Field(default=None, ge=0.0, le=1.0)  # else value_tolerance
+
+    @model_validator(mode="after")
+    def _has_a_unit(self) -> ProseQuantity:
+        if not self.units and not self.prefixes:
+            raise ValueError(f"quantity {self.column!r} needs `units` or `prefixes`")
+        if any(not u.strip() or f <= 0 for u, f in self.units.items()):
+            raise ValueError(f"quantity {self.column!r}: units need a name and a factor > 0")
+        return self
+
+
+class ProseRelation(_Strict):
+    """A relation the prose may state ("X complies with Y"): Y must be the row's `column` value."""
+
+    column: str
+    phrases: list[str] = Field(min_length=1)
+
+
 class ProseSettings(_Strict):
     enabled: bool = True
     # "table.column" whose values are the entity keys the prose must talk about
     entity_columns: list[str] = Field(default_factory=list)
     min_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
     length_band: tuple[float, float] = (0.0, 1.0)  # percentile band of reference lengths
+    value_tolerance: float = Field(default=0.01, ge=0.0, le=1.0)  # relative, for quantities
+    quantities: list[ProseQuantity] = Field(default_factory=list)
+    relations: list[ProseRelation] = Field(default_factory=list)
+    entailment: Literal["auto", "off"] = "auto"  # "auto": on when the embeddings extra is there
+    entailment_threshold: float = Field(default=0.35, ge=-1.0, le=1.0)  # min cosine to a fact
+
+    @model_validator(mode="after")
+    def _band_ordered(self) -> ProseSettings:
+        lo, hi = self.length_band
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError("length_band must be two percentiles 0 <= low <= high <= 1")
+        return self
+
+
+class RowBound(_Strict):
+    """`[bounds.rows.<table>]`: how many rows one artifact's table may have (`ri.row_count`)."""
+
+    min: int = Field(default=0, ge=0)
+    max: int | None = Field(default=None, ge=0)
+    severity: Literal["error", "warn"] = "error"
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RowBound:
+        if self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is greater than max {self.max}")
+        return self
+
+
+class AggregateBound(_Strict):
+    """`[[bounds.aggregate]]`: `function(column)` over one artifact's `table` (per group of
+    `group_by` columns, if any) must lie in [min, max] (`ri.aggregate`)."""
+
+    table: str = Field(pattern=_IDENT)
+    function: Literal["sum", "count", "count_distinct", "min", "max", "avg"]
+    column: str = Field(pattern=_IDENT)
+    group_by: list[str] = Field(default_factory=list)
+    min: float | None = None
+    max: float | None = None
+    severity: Literal["error", "warn"] = "error"
+
+    @model_validator(mode="after")
+    def _range(self) -> AggregateBound:
+        if self.min is None and self.max is None:
+            raise ValueError("an aggregate bound needs `min`, `max` or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is greater than max {self.max}")
+        bad = [g for g in self.group_by if not re.match(_IDENT, g)]
+        if bad:
+            raise ValueError(f"group_by names {bad}, which are not column names")
+        return self
+
+
+class Bounds(_Strict):
+    """`[bounds]`: row-count and aggregate bounds RI_GATE checks per artifact."""
+
+    rows: dict[str, RowBound] = Field(default_factory=dict)
+    aggregate: list[AggregateBound] = Field(default_factory=list)
 
 
 class Policy(_Strict):
@@ -96,6 +193,21 @@ class PackConfig(_Strict):
     tables: dict[str, TableBinding] = Field(min_length=1)
     prose: ProseSettings = Field(default_factory=ProseSettings)
     policy: Policy = Field(default_factory=Policy)
+    bounds: Bounds = Field(default_factory=Bounds)
+
+    @model_validator(mode="after")
+    def _prose_columns_exist(self) -> PackConfig:
+        kinds = {"quantities": ("data",), "relations": ("object", "id")}
+        for field, refs in (("quantities", [q.column for q in self.prose.quantities]),
+                            ("relations", [r.column for r in self.prose.relations])):
+            for ref in refs:
+                table, _, column = ref.partition(".")
+                binding = self.tables.get(table)
+                col = binding.columns.get(column) if binding else None
+                if col is None or col.kind not in kinds[field]:
+                    raise ValueError(f"prose.{field} names {ref!r}, which is not a bound "
+                                     f"{' or '.join(kinds[field])} column")
+        return self
 
     @model_validator(mode="after")
     def _entity_columns_exist(self) -> PackConfig:

@@ -5,7 +5,8 @@ scratch/<run_id>/  disposable staging (attempt-NN/proposal.json)
 current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
 archive/           superseded committed versions
 trace/<run_id>.jsonl
-.membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), caches, lock
+.membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), caches, lock,
+                   transcripts/ (model request -> response, content-addressed)
 """
 
 from __future__ import annotations
@@ -13,18 +14,72 @@ from __future__ import annotations
 import fcntl
 import os
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
 
-__all__ = ["Config", "Workspace", "atomic_write", "resolve_workspace"]
+__all__ = [
+    "LLM_ENV_PREFIX",
+    "Config",
+    "LlmConfig",
+    "Workspace",
+    "atomic_write",
+    "resolve_workspace",
+]
 
 CONFIG_NAME = "membrane.toml"
+LLM_ENV_PREFIX = "MEMBRANE_LLM_"
+
+
+class LlmConfig(BaseModel):
+    """`[llm]`: the model endpoint LLM proposers (`openai`, `hermes`) talk to.
+
+    Every field can be overridden by an environment variable `MEMBRANE_LLM_<FIELD>` (e.g.
+    `MEMBRANE_LLM_BASE_URL`, `MEMBRANE_LLM_MODEL`); see `with_env`. The API key itself is
+    never in the file: `api_key_env` names the variable that holds it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(default="http://127.0.0.1:8000/v1", pattern=r"^https?://[^\s]+$")
+    model: str = ""  # required by the LLM proposers
+    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$|^$")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    seed: int | None = None  # sent to the endpoint; None: the workspace `seed`
+    max_completion_tokens: int = Field(default=4096, ge=1, le=1_000_000)
+    response_format: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    tools: bool = True  # offer the scaffold tools by function calling
+    max_tool_rounds: int = Field(default=6, ge=0, le=100)
+    max_answer_chars: int = Field(default=200_000, ge=1_000, le=10_000_000)
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)  # per call
+    run_timeout_s: float = Field(default=900.0, gt=0, le=86_400)  # per run, all calls
+    retries: int = Field(default=3, ge=0, le=20)  # extra tries of a failed call
+    backoff_s: float = Field(default=1.0, ge=0, le=600)  # base of the exponential backoff
+    backoff_max_s: float = Field(default=30.0, ge=0, le=3600)
+    breaker_failures: int = Field(default=3, ge=1, le=1000)  # consecutive failed calls
+    cache: bool = True  # answer a request seen before from .membrane/transcripts/
+
+    def with_env(self, environ: Mapping[str, str]) -> LlmConfig:
+        """These settings with `MEMBRANE_LLM_<FIELD>` overrides applied (validated)."""
+        updates = {
+            name: environ[LLM_ENV_PREFIX + name.upper()]
+            for name in type(self).model_fields
+            if LLM_ENV_PREFIX + name.upper() in environ
+        }
+        if not updates:
+            return self
+        try:
+            return LlmConfig.model_validate({**self.model_dump(), **updates})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            var = LLM_ENV_PREFIX + str(first["loc"][0]).upper() if first["loc"] else "?"
+            raise ConfigError(f"${var} is invalid: {first['msg']}") from exc
 
 
 class Config(BaseModel):
@@ -35,6 +90,9 @@ class Config(BaseModel):
     seed: int = 0
     max_attempts: int | None = Field(default=None, ge=1, le=50)  # overrides the pack policy
     cohort_size: int = Field(default=256, ge=1, le=100_000)
+    max_tokens_per_run: int | None = Field(default=None, ge=1)  # model tokens, all calls
+    max_tokens_per_batch: int | None = Field(default=None, ge=1)
+    llm: LlmConfig = Field(default_factory=LlmConfig)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -101,6 +159,10 @@ class Workspace:
     @property
     def cache(self) -> Path:
         return self.state / "cache"
+
+    @property
+    def transcripts(self) -> Path:
+        return self.state / "transcripts"
 
     def trace_path(self, run_id: str) -> Path:
         return self.traces / f"{run_id}.jsonl"

@@ -10,21 +10,24 @@ The only package that imports owlready2.
 
 from __future__ import annotations
 
-from ontology.index import CODE_VERSION, DataRule, OntologyIndex, ViolationClass
+from ontology.index import CODE_VERSION, CardinalityRule, DataRule, OntologyIndex, ViolationClass
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
 from ontology.localise import Findings, localise
 from ontology.pools import build_index, load_index, load_pools
-from ontology.reason import Classification, HermitRunner, java_executable
+from ontology.reason import BaseOntology, Classification, HermitRunner, Reasoner, java_executable
 from ontology.render import RowFacts, render_rows
 
 __all__ = [
     "CODE_VERSION",
+    "BaseOntology",
+    "CardinalityRule",
     "Classification",
     "DataRule",
     "Findings",
     "HermitRunner",
     "LoadedOntology",
     "OntologyIndex",
+    "Reasoner",
     "RowFacts",
     "ViolationClass",
     "build_index",

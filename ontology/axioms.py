@@ -51,7 +51,8 @@ def render(expr: Any) -> str:  # noqa: C901 - one case per construct
         if expr.type == owlready2.VALUE:
             return f"∃{prop}.{{{render_value(expr.value)}}}"
         if expr.type in _CARD:
-            filler = "" if expr.value is None else f".{_paren(expr.value)}"
+            plain = expr.value is None or expr.value is owlready2.Thing
+            filler = "" if plain else f".{_paren(expr.value)}"
             return f"{_CARD[expr.type]}{expr.cardinality} {prop}{filler}"
         return str(expr)
     if isinstance(expr, owlready2.And):

@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.pools import Pools
 
-__all__ = ["CODE_VERSION", "DataRule", "OntologyIndex", "ViolationClass"]
+__all__ = ["CODE_VERSION", "CardinalityRule", "DataRule", "OntologyIndex", "ViolationClass"]
 
-CODE_VERSION = "membrane-ontology-index-3"
+CODE_VERSION = "membrane-ontology-index-4"
 VIOLATION_NS = "urn:membrane:violation#"
 PROBE_NS = "urn:membrane:not#"
 ROW_NS = "urn:membrane:row#"
@@ -56,6 +56,23 @@ class DataRule(_Frozen):
     axioms: tuple[str, ...] = ()
 
 
+class CardinalityRule(_Frozen):
+    """`on_class ⊑ ≥min / ≤max property[.qualifier]` (or a functional `property`: ≤1, on ⊤).
+
+    Checked on the row as a closed record: its values of the `counted` bound properties
+    (`property` and its sub-properties), distinct individuals modulo owl:sameAs, in
+    `qualifier` when there is one.
+    """
+
+    on_class: str  # fragment; "⊤" for functional properties
+    property: str  # fragment of the restricted property
+    counted: tuple[str, ...]  # fragments of the bound properties whose values count
+    min: int | None = None
+    max: int | None = None
+    qualifier: str | None = None  # fragment of a named filler; None = any individual
+    axiom: str
+
+
 class OntologyIndex(_Frozen):
     code_version: str
     key: str  # cache key (ontology files + bindings + code version)
@@ -67,3 +84,10 @@ class OntologyIndex(_Frozen):
     violations: tuple[ViolationClass, ...] = ()
     data_rules: dict[str, DataRule] = {}
     definitions: dict[str, tuple[str, ...]] = {}  # class fragment -> its rendered axioms
+    cardinalities: tuple[CardinalityRule, ...] = ()
+    same_as: dict[str, tuple[str, ...]] = {}  # individual fragment -> its owl:sameAs others
+    equivalents: dict[str, tuple[str, ...]] = {}  # class fragment -> named equivalent classes
+    # rows never constrain one another (see ontology.independence): rows with the same class
+    # and values have the same findings, so the gate reasons once per distinct row
+    rows_independent: bool = False
+    independence_note: str = ""

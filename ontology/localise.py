@@ -21,20 +21,42 @@ Strategy (one `localise` per `ValueGate.judge`):
    finds minimal conflicting sets of rows (up to `max_conflicts`) -> `value.unsat`.
    Results of step 4 depend only on the candidate's own rows, so a verdict is the same
    alone or in a cohort. Steps 2-3 rely on rows interacting only through the base
-   ontology (no inverse-functional or functional bound properties, no property chains
-   from rows): true of value ontologies whose pool individuals are fully typed.
+   ontology (`ontology.independence`).
+
+**Per distinct row** (`memo` given; only when rows are independent, see
+`ontology.independence`): a row's findings are then a function of its class and values,
+so steps 1-4 run once over one representative of each *distinct row not seen before*
+(each its own candidate), the results are memoised (`RowStatus`) and every row of the
+cohort is answered from the memo. A corpus repeats its rows heavily: 18,000 rows of the
+benchmark are ~1,000 distinct ones, and a later cohort mostly costs no reasoner call at all.
+Every conflict is then a single row (the first `max_conflicts` of a candidate, in row
+order: what QuickXplain returns on independent rows).
+
+The reasoner is any `ontology.reason.Reasoner`: the warm JVM, the cold subprocess or
+owlready2's own call answer the same questions.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ontology.reason import HermitRunner
-from ontology.render import RowFacts, render_rows
+from ontology.reason import BaseOntology, Reasoner
+from ontology.render import RowFacts
 
-__all__ = ["Findings", "localise"]
+__all__ = ["Findings", "RowStatus", "localise"]
+
+Signature = tuple[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class RowStatus:
+    """What the reasoner said of one distinct row: violation classes it falls into, and
+    whether the row without those assertions is consistent on its own."""
+
+    hits: frozenset[str]
+    alone_ok: bool
 
 
 @dataclass
@@ -46,62 +68,140 @@ class Findings:
 
 @dataclass
 class _Checker:
-    runner: HermitRunner
-    base_nt: str
+    runner: Reasoner
+    base: BaseOntology
 
     def consistent(self, rows: Sequence[RowFacts]) -> bool:
-        return self.runner.is_consistent(self.base_nt + render_rows(rows))
+        return self.runner.consistent(self.base, rows)
+
+
+def _signature(r: RowFacts) -> Signature:
+    return (r.row_class, tuple(sorted(r.values)))
 
 
 def localise(
     rows: Sequence[RowFacts],
-    base_nt: str,
-    violation_nt: str,
+    base: BaseOntology,
+    violation: BaseOntology,
     violation_props: dict[str, str],
-    runner: HermitRunner,
+    runner: Reasoner,
     *,
     suspects: set[str] | None = None,
+    memo: dict[Signature, RowStatus] | None = None,
     max_conflicts: int = 3,
 ) -> Findings:
     """Find the offending rows of a cohort. `violation_props`: V IRI -> property IRI.
 
     `suspects` (row IRIs) limits step 2's realisation to the rows the cached classification
-    predicts to violate a requirement (realising every row is superlinear: ~47 s for
-    3,600 rows); `None` realises every row.
+    predicts to violate a requirement (realising every row is superlinear); `None`
+    realises every row. `memo`: reason per distinct row (rows must be independent).
     """
     before = runner.calls
+    if memo is not None:
+        findings = _per_row(rows, base, violation, violation_props, runner, memo, max_conflicts)
+    else:
+        findings = _cohort(rows, base, violation, violation_props, runner, suspects,
+                           max_conflicts)
+    findings.calls = runner.calls - before
+    return findings
+
+
+def _per_row(
+    rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
+    violation_props: dict[str, str], runner: Reasoner, memo: dict[Signature, RowStatus],
+    max_conflicts: int,
+) -> Findings:
+    fresh: dict[Signature, RowFacts] = {}
+    for r in rows:
+        sig = _signature(r)
+        if sig not in memo and sig not in fresh:
+            fresh[sig] = replace(r, owner=len(fresh), table_index=0, row=0)
+    if fresh:
+        reps = list(fresh.values())
+        cohort = _cohort(reps, base, violation, violation_props, runner, None, 1)
+        for sig, rep in fresh.items():
+            memo[sig] = RowStatus(frozenset(cohort.violations.get(rep.iri, ())),
+                                  rep.owner not in cohort.unsat)
     findings = Findings()
-    check = _Checker(runner, base_nt)
+    for r in rows:
+        status = memo[_signature(r)]
+        if status.hits:
+            findings.violations[r.iri] = set(status.hits)
+        if not status.alone_ok:
+            conflicts = findings.unsat.setdefault(r.owner, [])
+            if len(conflicts) < max_conflicts:
+                conflicts.append([r.without({violation_props[v] for v in status.hits})])
+    return findings
+
+
+def _cohort(
+    rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
+    violation_props: dict[str, str], runner: Reasoner, suspects: set[str] | None,
+    max_conflicts: int,
+) -> Findings:
+    findings = Findings()
+    check = _Checker(runner, base)
     if not rows or check.consistent(rows):
-        findings.calls = runner.calls - before
         return findings
     # Rows with the same class and values are realised once (rows interact only through
     # the base ontology, see above): a corpus repeats its defects.
-    reps: dict[tuple[str, tuple[tuple[str, str], ...]], RowFacts] = {}
+    reps: dict[Signature, RowFacts] = {}
     for r in rows:
         if suspects is None or r.iri in suspects:
-            reps.setdefault((r.row_class, tuple(sorted(r.values))), r)
-    result = runner.classify(violation_nt + render_rows(reps.values())) if reps else None
+            reps.setdefault(_signature(r), r)
+    result = (
+        runner.instances(violation, list(reps.values()), sorted(violation_props))
+        if reps else None
+    )
     remaining = list(rows)
     if result is not None:
+        members: dict[str, set[str]] = defaultdict(set)
+        for v, found in result.items():
+            for iri in found:
+                members[iri].add(v)
         for i, r in enumerate(rows):
-            rep = reps.get((r.row_class, tuple(sorted(r.values))))
-            if rep is None:
-                continue
-            hits = {v for v in result.individual_types(rep.iri) if v in violation_props}
+            rep = reps.get(_signature(r))
+            hits = members.get(rep.iri, set()) if rep is not None else set()
             if hits:
-                findings.violations[r.iri] = hits
+                findings.violations[r.iri] = set(hits)
                 remaining[i] = r.without({violation_props[v] for v in hits})
     if findings.violations and check.consistent(remaining):
-        findings.calls = runner.calls - before
         return findings
     groups: dict[int, list[RowFacts]] = defaultdict(list)
     for r in remaining:
         groups[r.owner].append(r)
     for owner in _guilty(check, sorted(groups), groups, known_bad=True):  # it just failed
         findings.unsat[owner] = _conflicts(check, groups[owner], max_conflicts)
-    findings.calls = runner.calls - before
+    if result is None:  # step 2 saw an inconsistent cohort: realise each culprit row alone
+        _refine(findings, runner, violation, violation_props, check)
     return findings
+
+
+def _refine(
+    findings: Findings, runner: Reasoner, violation: BaseOntology,
+    violation_props: dict[str, str], check: _Checker,
+) -> None:
+    """A single-row conflict may be a ∀/range violation after all: realise it alone."""
+    for owner, conflicts in list(findings.unsat.items()):
+        kept: list[list[RowFacts]] = []
+        for conflict in conflicts:
+            if len(conflict) != 1:
+                kept.append(conflict)
+                continue
+            (r,) = conflict
+            result = runner.instances(violation, [r], sorted(violation_props))
+            hits = {v for v, found in (result or {}).items() if r.iri in found}
+            if not hits:
+                kept.append(conflict)
+                continue
+            findings.violations[r.iri] = hits
+            rest = r.without({violation_props[v] for v in hits})
+            if not check.consistent([rest]):
+                kept.append([rest])
+        if kept:
+            findings.unsat[owner] = kept
+        else:
+            del findings.unsat[owner]
 
 
 def _guilty(

@@ -26,9 +26,10 @@ from harness.errors import PackError
 from harness.pack import Pack
 from harness.pools import ClassInfo, IndividualInfo, Pools
 from ontology.axioms import fragment
+from ontology.independence import rows_independent
 from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
-from ontology.reason import Classification, HermitRunner
+from ontology.reason import THING, Classification, HermitRunner
 from ontology.rules import RuleBuilder
 
 __all__ = ["build_index", "load_index", "load_pools"]
@@ -114,8 +115,18 @@ def build_index(
         n: ci.model_copy(update={"disjoint_with": tuple(sorted(disjoint.get(n, set()) - {n}))})
         for n, ci in pools.classes.items()
     }
-    pools = Pools.model_validate(
-        {**pools.model_dump(), "classes": infos, "row_rules": builder.row_rules()}
+    same_as = _same_as(base_nt, set(pools.individuals))
+    people = {
+        n: i.model_copy(update={"same_as": same_as.get(n, ())})
+        for n, i in pools.individuals.items()
+    }
+    pools = Pools.model_validate({
+        **pools.model_dump(), "classes": infos, "individuals": people,
+        "row_rules": builder.row_rules(),
+    })
+    independent, note = rows_independent(
+        base_nt, [str(p.iri) for p in props.values()],
+        [fragment(str(c.iri)) for c in row_classes.values()], disjoint, fragment,
     )
     index = OntologyIndex(
         code_version=CODE_VERSION,
@@ -128,6 +139,11 @@ def build_index(
         violations=builder.violations(),
         data_rules=builder.data_rules(pack),
         definitions=builder.definitions,
+        cardinalities=builder.cardinalities(),
+        same_as=same_as,
+        equivalents=_equivalents(result, set(classes)),
+        rows_independent=independent,
+        independence_note=note,
     )
     return index, base_nt, builder.transform(base_nt)
 
@@ -203,6 +219,36 @@ def _disjointness(
         for c in classes:
             if probe in probed.ancestors(c):
                 mark(c, d)
+    return out
+
+
+def _same_as(base_nt: str, known: set[str]) -> dict[str, tuple[str, ...]]:
+    """individual fragment -> the others it is asserted owl:sameAs (closed: sym., trans.)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for line in base_nt.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] == "<http://www.w3.org/2002/07/owl#sameAs>":
+            a, b = fragment(parts[0].strip("<>")), fragment(parts[2].rstrip(" .").strip("<>"))
+            if a in known and b in known:
+                parent[find(a)] = find(b)
+    groups: dict[str, set[str]] = {}
+    for x in parent:
+        groups.setdefault(find(x), set()).add(x)
+    return {x: tuple(sorted(g - {x})) for g in groups.values() if len(g) > 1 for x in g}
+
+
+def _equivalents(result: Classification, named: set[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for c, eqs in result.equivalents.items():
+        others = sorted({fragment(e) for e in eqs if e in named and e not in (c, THING)})
+        if c in named and others:
+            out[fragment(c)] = tuple(others)
     return out
 
 

@@ -12,12 +12,17 @@ Two kinds of call:
 * `classify(nt)`       -> `-c -I`: the class hierarchy (direct SubClassOf / EquivalentClasses)
   and the direct named types of every named individual, or `None` if inconsistent.
 
+`Reasoner` is what the value gate asks of *any* HermiT path (this cold one, the warm JVM of
+`ontology.warm`, owlready2's own `sync_reasoner` in `ontology.naive`): is a base ontology
+plus some rows consistent, and which rows are entailed members of some classes.
+
 A missing `java`, a timeout or any other failure raises `InfrastructureError`: the gate
 fails closed and admits nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -25,14 +30,17 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import owlready2
 
 from harness.errors import InfrastructureError
+from ontology.render import RowFacts, render_rows
 
-__all__ = ["Classification", "HermitRunner", "java_executable"]
+__all__ = ["BaseOntology", "Classification", "HermitRunner", "Reasoner", "java_executable"]
 
 _HERMIT_DIR = Path(owlready2.__file__).resolve().parent / "hermit"
 _CLASSPATH = os.pathsep.join([str(_HERMIT_DIR), str(_HERMIT_DIR / "HermiT.jar")])
@@ -85,6 +93,35 @@ class Classification:
         return out
 
 
+@dataclass(frozen=True)
+class BaseOntology:
+    """An ontology as N-Triples text, with a content key (warm reasoners cache it parsed)."""
+
+    nt: str
+    key: str = ""
+
+    @staticmethod
+    def of(nt: str) -> BaseOntology:
+        return BaseOntology(nt, hashlib.sha256(nt.encode("utf-8")).hexdigest())
+
+
+class Reasoner(Protocol):
+    """A HermiT path. `calls`/`seconds` count reasoner calls (metrics, benchmark)."""
+
+    calls: int
+    seconds: float
+
+    def consistent(self, base: BaseOntology, rows: Sequence[RowFacts]) -> bool:
+        """Is `base` plus `rows` consistent?"""
+        ...
+
+    def instances(
+        self, base: BaseOntology, rows: Sequence[RowFacts], classes: Sequence[str]
+    ) -> dict[str, set[str]] | None:
+        """class IRI -> IRIs of the rows entailed to be members; `None` if inconsistent."""
+        ...
+
+
 def parse_classification(text: str) -> Classification:
     result = Classification()
     for relation, iris in _AXIOM_RE.findall(text):
@@ -127,6 +164,22 @@ class HermitRunner:
         if rc != 0:
             raise InfrastructureError(f"HermiT failed (exit {rc}): {_tail(out)}")
         return parse_classification(out)
+
+    def consistent(self, base: BaseOntology, rows: Sequence[RowFacts]) -> bool:
+        return self.is_consistent(base.nt + render_rows(rows))
+
+    def instances(
+        self, base: BaseOntology, rows: Sequence[RowFacts], classes: Sequence[str]
+    ) -> dict[str, set[str]] | None:
+        result = self.classify(base.nt + render_rows(rows))
+        if result is None:
+            return None
+        out: dict[str, set[str]] = {c: set() for c in classes}
+        for r in rows:
+            for t in result.individual_types(r.iri):
+                if t in out:
+                    out[t].add(r.iri)
+        return out
 
     def _run(self, args: list[str], ntriples: str) -> tuple[int, str]:
         java = java_executable()

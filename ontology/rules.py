@@ -8,6 +8,10 @@ row can be inferred to belong to), plus the ranges of the bound object propertie
 Every `C ⊑ ∀p.D` on one of those classes and every `range(p) = D` of a bound object
 property becomes a *violation class* `V ≡ C ⊓ ∃p.¬D` (ranges: `V ≡ ∃p.¬D`); `transform`
 writes the base ontology with those axioms removed and the violation classes added.
+
+Cardinality restrictions (`≥n`, `≤n`, `=n`, qualified by a named class or not) on the same
+classes, and functional bound properties (and functional super-properties), become
+`CardinalityRule`s, checked on each row as a closed record (`effectors.value_gate`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import owlready2
 from harness.pack import Pack
 from harness.pools import Pools, RowRule
 from ontology.axioms import fragment, render
-from ontology.index import VIOLATION_NS, DataRule, ViolationClass
+from ontology.index import VIOLATION_NS, CardinalityRule, DataRule, ViolationClass
 from ontology.reason import Classification
 
 __all__ = ["RuleBuilder"]
@@ -30,6 +34,7 @@ _RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 _SUBCLASS = "<http://www.w3.org/2000/01/rdf-schema#subClassOf>"
 _RANGE = "<http://www.w3.org/2000/01/rdf-schema#range>"
 _FACETS = ("min_inclusive", "max_inclusive", "min_exclusive", "max_exclusive")
+_CARDS = {owlready2.MIN: "≥", owlready2.MAX: "≤", owlready2.EXACTLY: "="}
 
 
 def _node(obj: Any) -> str:
@@ -60,6 +65,7 @@ class RuleBuilder:
         self.props = props
         self.definitions: dict[str, tuple[str, ...]] = {}
         self._violations: list[tuple[ViolationClass, str, str | None]] = []
+        self._cards: dict[str, CardinalityRule] = {}
         self._filler_nodes: dict[str, str] = {}
         self._prop_iris: dict[str, str] = {}
         self._bound = {
@@ -96,6 +102,7 @@ class RuleBuilder:
         }
         for cls in self.row_classes.values():
             for c in [*self._supers(cls), *self._definable_subs(cls)]:
+                self._cardinalities(c)
                 for r in self._only(c):
                     prop = r.property
                     if not isinstance(prop, owlready2.ObjectPropertyClass) or r.storid in seen:
@@ -109,6 +116,49 @@ class RuleBuilder:
                 axiom = f"range({prop.name}) = {render(rng)}"
                 triple = f"<{iri}> {_RANGE} {_node(rng)} ."
                 self._add("range", None, prop, filler=rng, axiom=axiom, triple=triple)
+
+    def _counted(self, prop: Any) -> tuple[str, ...]:
+        """Bound object properties whose values are values of `prop` (it or a sub-property)."""
+        return tuple(sorted({
+            q.name for q in self.props.values()
+            if isinstance(q, owlready2.ObjectPropertyClass) and prop in q.ancestors()
+        }))
+
+    def _cardinalities(self, cls: Any) -> None:
+        for r in cls.is_a:
+            if not isinstance(r, owlready2.Restriction) or r.type not in _CARDS:
+                continue
+            counted = self._counted(r.property)
+            filler = r.value
+            if not counted or not (filler is None or filler is owlready2.Thing or _named(filler)):
+                continue  # a complex qualifier: left to the reasoner
+            n = int(r.cardinality)
+            axiom = f"{fragment(str(cls.iri))} ⊑ {render(r)}"
+            self._cards[axiom] = CardinalityRule(
+                on_class=fragment(str(cls.iri)), property=r.property.name, counted=counted,
+                min=None if r.type == owlready2.MAX else n,
+                max=None if r.type == owlready2.MIN else n,
+                qualifier=(fragment(str(filler.iri))
+                           if _named(filler) and filler is not owlready2.Thing else None),
+                axiom=axiom,
+            )
+
+    def cardinalities(self) -> tuple[CardinalityRule, ...]:
+        """Cardinality restrictions on row classes, plus functional bound properties."""
+        out = dict(self._cards)
+        for q in self.props.values():
+            if not isinstance(q, owlready2.ObjectPropertyClass):
+                continue
+            for p in sorted(q.ancestors(), key=lambda e: str(e.iri)):
+                if isinstance(p, owlready2.ObjectPropertyClass) and (
+                    owlready2.FunctionalProperty in p.is_a
+                ):
+                    axiom = f"Functional({p.name})"
+                    out[axiom] = CardinalityRule(
+                        on_class="⊤", property=p.name, counted=self._counted(p), max=1,
+                        axiom=axiom,
+                    )
+        return tuple(out[k] for k in sorted(out))
 
     def _add(
         self, kind: Any, cls: Any, prop: Any, *, filler: Any, axiom: str, triple: str

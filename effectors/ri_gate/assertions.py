@@ -10,7 +10,9 @@ Staging tables have the spine's names and columns plus two more:
 
 So an assertion must return `_artifact`, and every join must match `_artifact` on both
 sides (`... JOIN equipment e ON e._artifact = r._artifact AND ...`), or artifacts of one
-cohort would see each other's rows.
+cohort would see each other's rows. The pool table `_pool(class, individual, name)` (see
+`pool_tables`) holds the ontology's class members, so "the value is a member of class C"
+is a join on it; it has no `_artifact` column, being the same for every artifact.
 
 A header of `-- key: value` comment lines at the top of the file gives the metadata:
 
@@ -45,6 +47,7 @@ from typing import Literal, cast
 import duckdb
 
 from effectors.ri_gate.ddl import Schema, error_line, first_message_line, quote
+from effectors.ri_gate.pool_tables import POOL_TABLE
 from harness.errors import PackError
 
 __all__ = [
@@ -179,9 +182,12 @@ def _result_columns(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> 
         desc = probe.execute('SELECT * FROM "_probe" LIMIT 0').description
         probe.execute('DROP VIEW "_probe"')
     except duckdb.Error as exc:
-        raise PackError(f"assertion is invalid: {first_message_line(exc)}", file=path,
-                        line=error_line(exc, -1),
-                        hint="assertions may read only the spine's tables") from exc
+        message = first_message_line(exc)
+        hint = ("assertions may read only the spine's tables and the pool table `_pool`"
+                if POOL_TABLE not in message else
+                "this assertion reads `_pool`: build the gate with the ontology's pools")
+        raise PackError(f"assertion is invalid: {message}", file=path,
+                        line=error_line(exc, -1), hint=hint) from exc
     return tuple(str(d[0]) for d in desc or [])
 
 

@@ -1,26 +1,44 @@
-"""Load a cohort of artifacts into unconstrained, typed staging tables.
+"""Stage a cohort of artifacts in DuckDB: one wide table, typed views, Arrow only.
 
-Every spine table `T(c1, ..., cn)` becomes a staging table `T(_artifact, _row, c1, ...,
-cn)` without any constraint: `_artifact` is the candidate's 0-based position in the
-cohort, `_row` the row's 0-based index in the artifact's table. Cells travel as Arrow
-data only (never as SQL text): each cell is rendered to text in Python, loaded into a raw
-text table, and cast to the column's type with `TRY_CAST`. A cell that does not cast
-(or would be rounded into an exact numeric type, or is a non-finite float) becomes NULL
-in the staging table and a `ri.type` finding.
+All rows of all spine tables of a cohort go into one unconstrained table `_stage`
+(`_table`, `_artifact`, `_row`, then one typed column per spine column, named
+`t<table>_c<column>`), loaded with one `INSERT ... SELECT` from a registered Arrow table.
+Each spine table `T(c1, ..., cn)` is a view `T(_artifact, _row, c1, ..., cn)` over it:
+`_artifact` is the candidate's 0-based position in the cohort, `_row` the row's 0-based
+index in the artifact's table. One statement loads a cohort, whatever its size; the
+warm connection keeps the table and views and only its rows change.
+
+Cells travel as Arrow data only, never as SQL text. A column whose Python values are
+provably clean for its type (ints in range for an integer column, finite floats for a
+DOUBLE, strings for a VARCHAR) is sent typed. Any other column is rendered to text and
+cast with `TRY_CAST`; a cell that does not cast (or would be rounded into an exact
+numeric type, or is a non-finite float) becomes NULL in the stage and a `ri.type`
+finding. A value that cannot even be rendered (a lone surrogate, an int too large for
+`str`) is a `ri.type` finding found in Python.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from effectors.ri_gate.ddl import Column, Schema, Table, quote
 from harness.models import Artifact
 
-__all__ = ["Hit", "cell_text", "create_empty", "load_cohort", "safe_text", "type_predicate"]
+__all__ = ["Hit", "Layout", "Staged", "cell_text", "safe_text", "stage", "type_predicate"]
+
+_NONE = type(None)
+_EXACT = 2**53  # ints beyond this are left to DuckDB's own cast rules
+_INT_RANGES = {
+    "TINYINT": (-(2**7), 2**7 - 1), "SMALLINT": (-(2**15), 2**15 - 1),
+    "INTEGER": (-(2**31), 2**31 - 1), "BIGINT": (-_EXACT, _EXACT), "HUGEINT": (-_EXACT, _EXACT),
+    "UTINYINT": (0, 2**8 - 1), "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1),
+    "UBIGINT": (0, _EXACT), "UHUGEINT": (0, _EXACT),
+}
 
 
 @dataclass(frozen=True)
@@ -92,103 +110,147 @@ def type_predicate(raw: str, column: Column) -> str | None:
     return pred
 
 
-def _raw_name(index: int) -> str:
-    return f"_raw_{index}"
+@dataclass(frozen=True)
+class Layout:
+    """Names and DDL of the stage for one schema."""
+
+    schema: Schema
+
+    @staticmethod
+    def column(t_idx: int, c_idx: int) -> str:
+        return f"t{t_idx}_c{c_idx}"
+
+    def create_sql(self) -> str:
+        cols = ", ".join(f"{self.column(t, c)} {col.type}"
+                         for t, table in enumerate(self.schema.tables)
+                         for c, col in enumerate(table.columns))
+        return f"CREATE TABLE _stage (_table INTEGER, _artifact INTEGER, _row INTEGER, {cols})"
+
+    def view_sql(self, t_idx: int) -> str:
+        table = self.schema.tables[t_idx]
+        cols = ", ".join(f"{self.column(t_idx, c)} AS {quote(col.name)}"
+                         for c, col in enumerate(table.columns))
+        return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT _artifact, _row, {cols} "
+                f"FROM _stage WHERE _table = {t_idx}")
+
+    def insert_sql(self, arrow_name: str) -> str:
+        casts = ", ".join(f"TRY_CAST({self.column(t, c)} AS {col.type})"
+                          for t, table in enumerate(self.schema.tables)
+                          for c, col in enumerate(table.columns))
+        return f"INSERT INTO _stage SELECT _table, _artifact, _row, {casts} FROM {arrow_name}"
+
+    def type_check_sql(self, arrow_name: str, flagged: Sequence[tuple[int, int]]) -> str | None:
+        """Rows of text columns `flagged` whose cell is not a clean value of its type."""
+        parts = []
+        for t, c in flagged:
+            col = self.schema.tables[t].columns[c]
+            pred = type_predicate(self.column(t, c), col)
+            if pred is not None:
+                parts.append(f"SELECT _artifact, {t} AS t, _row, {c} AS c FROM {arrow_name} "
+                              f"WHERE _table = {t} AND {self.column(t, c)} IS NOT NULL "
+                              f"AND ({pred})")
+        if not parts:
+            return None
+        return " UNION ALL ".join(parts) + " ORDER BY 1, 2, 3, 4"
 
 
-def _arrow_schema(table: Table) -> pa.Schema:
-    fields = [pa.field("_artifact", pa.int32()), pa.field("_row", pa.int32())]
-    fields += [pa.field(f"c{i}", pa.large_string()) for i in range(len(table.columns))]
-    return pa.schema(fields)
+@dataclass
+class Staged:
+    """A cohort rendered for loading: the Arrow table, findings made in Python, the text
+    columns DuckDB must type-check, and each table's row count per artifact."""
+
+    arrow: pa.Table
+    hits: list[Hit] = field(default_factory=list)
+    flagged: list[tuple[int, int]] = field(default_factory=list)
+    counts: list[list[int]] = field(default_factory=list)  # [table][artifact]
 
 
-def create_empty(con: duckdb.DuckDBPyConnection, schema: Schema) -> None:
-    """Create empty staging tables (used to validate assertions at setup)."""
-    for t in schema.tables:
-        cols = ", ".join(f"{quote(c.name)} {c.type}" for c in t.columns)
-        con.execute(f"CREATE TABLE {quote(t.name)} (_artifact INTEGER, _row INTEGER, {cols})")
+def _typed(col: Column, values: Sequence[object], kinds: set[type]) -> pa.Array | None:
+    """A typed Arrow array when every value is provably a clean `col.type`, else None."""
+    try:
+        if col.type == "VARCHAR" and kinds <= {str, _NONE}:
+            return pa.array(values, pa.large_string())
+        if col.type in _INT_RANGES and kinds <= {int, _NONE}:
+            arr = pa.array(values, pa.int64())
+            lo, hi = _INT_RANGES[col.type]
+            mm = pc.min_max(arr).as_py()
+            if mm["min"] is None or (lo <= mm["min"] and mm["max"] <= hi):
+                return arr
+        elif col.type == "DOUBLE" and kinds <= {int, float, _NONE}:
+            arr = pa.array(values, pa.float64())  # refuses ints a double cannot hold exactly
+            if pc.all(pc.is_finite(arr)).as_py() is not False:
+                return arr
+    except (pa.ArrowException, OverflowError, UnicodeEncodeError):
+        pass
+    return None
 
 
-def _columns_of(
-    table: Table, candidates: Sequence[Artifact], hits: list[Hit]
-) -> tuple[list[list[object]], int]:
-    """Column-major text data for one table across the cohort, plus its row count."""
-    data: list[list[object]] = [[] for _ in range(len(table.columns) + 2)]
-    names = table.column_names
-    for a_idx, art in enumerate(candidates):
-        for r_idx, row in enumerate(art.tables.get(table.name, [])):
-            data[0].append(a_idx)
-            data[1].append(r_idx)
-            for c_idx, name in enumerate(names):
-                text, problem = cell_text(row.get(name))
-                data[c_idx + 2].append(text)
-                if problem is not None:
-                    col = table.columns[c_idx]
-                    hits.append(Hit(
-                        code="ri.type", artifact=a_idx, table=table.name, row=r_idx,
-                        columns=(name,), expected=col.type,
-                        observed=safe_text(row.get(name), as_repr=True),
-                        evidence=(f"{table.name}.{name} {col.type}",),
-                        message=f"{name} holds {problem}, not a {col.type}",
-                        fix_hint=f"give {name} a {col.type} value",
-                    ))
-    return data, len(data[0])
-
-
-def _sql_type_hits(
-    con: duckdb.DuckDBPyConnection, t_idx: int, table: Table
-) -> list[tuple[int, int, int]]:
-    parts = []
-    for c_idx, col in enumerate(table.columns):
-        pred = type_predicate(f"c{c_idx}", col)
-        if pred is not None:
-            parts.append(
-                f"SELECT _artifact, _row, {c_idx} AS col FROM {_raw_name(t_idx)} "
-                f"WHERE c{c_idx} IS NOT NULL AND ({pred})"
-            )
-    if not parts:
-        return []
-    sql = " UNION ALL ".join(parts) + " ORDER BY _artifact, _row, col"
-    return [(int(a), int(r), int(c)) for a, r, c in con.execute(sql).fetchall()]
-
-
-def load_cohort(
-    con: duckdb.DuckDBPyConnection, schema: Schema, candidates: Sequence[Artifact]
-) -> tuple[list[Hit], int]:
-    """Fill the staging tables; return the `ri.type` hits and the number of rows loaded."""
-    hits: list[Hit] = []
-    total = 0
-    for t_idx, table in enumerate(schema.tables):
-        data, n = _columns_of(table, candidates, hits)
-        total += n
-        arrow = pa.Table.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(data, _arrow_schema(table), strict=True)],
-            schema=_arrow_schema(table),
-        )
-        con.register(_raw_name(t_idx), arrow)
-        for a, r, c in _sql_type_hits(con, t_idx, table):
-            col = table.columns[c]
-            value = candidates[a].tables[table.name][r].get(col.name)
+def _text(
+    table: Table, c_idx: int, values: Sequence[object], where: tuple[list[int], list[int]],
+    hits: list[Hit],
+) -> pa.Array:
+    col = table.columns[c_idx]
+    texts: list[str | None] = []
+    for i, value in enumerate(values):
+        text, problem = cell_text(value)
+        texts.append(text)
+        if problem is not None:
             hits.append(Hit(
-                code="ri.type", artifact=a, table=table.name, row=r, columns=(col.name,),
-                expected=col.type, observed=safe_text(value, as_repr=True),
+                code="ri.type", artifact=where[0][i], table=table.name, row=where[1][i],
+                columns=(col.name,), expected=col.type,
+                observed=safe_text(value, as_repr=True),
                 evidence=(f"{table.name}.{col.name} {col.type}",),
-                message=f"{col.name} = {safe_text(value, as_repr=True)} is not a clean {col.type}",
+                message=f"{col.name} holds {problem}, not a {col.type}",
                 fix_hint=f"give {col.name} a {col.type} value",
             ))
-        casts = ", ".join(
-            f"TRY_CAST(c{i} AS {c.type}) AS {quote(c.name)}" for i, c in enumerate(table.columns)
-        )
-        con.execute(
-            f"CREATE TABLE {quote(table.name)} AS "
-            f"SELECT _artifact, _row, {casts} FROM {_raw_name(t_idx)}"
-        )
-        con.unregister(_raw_name(t_idx))
-    order = {t.name: (i, t.column_names) for i, t in enumerate(schema.tables)}
+    return pa.array(texts, pa.large_string())
 
-    def _key(h: Hit) -> tuple[int, int, int, int]:
-        t_idx, names = order[h.table or ""]
-        return (h.artifact, t_idx, h.row or 0, names.index(h.columns[0]))
 
-    hits.sort(key=_key)
-    return hits, total
+def stage(layout: Layout, candidates: Sequence[Artifact]) -> Staged:
+    """Render a cohort as one Arrow table for `_stage` (no DuckDB involved)."""
+    out = Staged(arrow=pa.table({}))
+    parts: list[pa.Table] = []
+    for t_idx, table in enumerate(layout.schema.tables):
+        per = [a.tables.get(table.name, []) for a in candidates]
+        out.counts.append([len(rows) for rows in per])
+        rows = [r for rs in per for r in rs]
+        arts = [a for a, rs in enumerate(per) for _ in rs]
+        idx = [i for rs in per for i in range(len(rs))]
+        arrays = [pa.repeat(t_idx, len(rows)).cast(pa.int32()),
+                  pa.array(arts, pa.int32()), pa.array(idx, pa.int32())]
+        names = ["_table", "_artifact", "_row"]
+        for c_idx, col in enumerate(table.columns):
+            values = [r.get(col.name) for r in rows]
+            arr = _typed(col, values, set(map(type, values)))
+            if arr is None:
+                arr = _text(table, c_idx, values, (arts, idx), out.hits)
+                if col.type != "VARCHAR":
+                    out.flagged.append((t_idx, c_idx))
+            arrays.append(arr)
+            names.append(layout.column(t_idx, c_idx))
+        parts.append(pa.Table.from_arrays(arrays, names=names))
+    out.arrow = pa.concat_tables(parts, promote_options="default")
+    return out
+
+
+def type_hits(
+    con: duckdb.DuckDBPyConnection, layout: Layout, staged: Staged, arrow_name: str,
+    candidates: Sequence[Artifact],
+) -> list[Hit]:
+    """`ri.type` findings of the flagged text columns (the registered `arrow_name`)."""
+    sql = layout.type_check_sql(arrow_name, staged.flagged)
+    if sql is None:
+        return []
+    hits = []
+    for a, t, r, c in con.execute(sql).fetchall():
+        table = layout.schema.tables[t]
+        col = table.columns[c]
+        value = candidates[a].tables[table.name][r].get(col.name)
+        hits.append(Hit(
+            code="ri.type", artifact=a, table=table.name, row=r, columns=(col.name,),
+            expected=col.type, observed=safe_text(value, as_repr=True),
+            evidence=(f"{table.name}.{col.name} {col.type}",),
+            message=f"{col.name} = {safe_text(value, as_repr=True)} is not a clean {col.type}",
+            fix_hint=f"give {col.name} a {col.type} value",
+        ))
+    return hits

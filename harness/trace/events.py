@@ -11,6 +11,7 @@ from harness.models import Critique, Outcome
 
 __all__ = [
     "EVENT_ADAPTER",
+    "BudgetEvent",
     "CellChange",
     "CommitEvent",
     "CritiqueEvent",
@@ -20,6 +21,7 @@ __all__ = [
     "OutcomeEvent",
     "ProposalEvent",
     "RunStarted",
+    "UsageEvent",
     "VerdictEvent",
 ]
 
@@ -80,6 +82,29 @@ class ProposalEvent(_Event):
     tokens_completion: int = 0
 
 
+class UsageEvent(_Event):
+    """One model call made for a proposal (LLM proposers only): its tokens and wall time."""
+
+    kind: Literal["usage"] = "usage"
+    attempt: int
+    proposer: str
+    tokens_prompt: int
+    tokens_completion: int
+    seconds: float  # wall time of the call; 0 when answered from the transcripts
+    cached: bool  # answered from .membrane/transcripts/ (no network)
+    request: str  # sha256 of the canonical request: the transcript's key
+
+
+class BudgetEvent(_Event):
+    """A token budget ran out (`scope` run: this run ends EXHAUSTED at its next critique;
+    batch: runs that still need the proposer end FAILED, to be resumed by a later batch)."""
+
+    kind: Literal["budget"] = "budget"
+    scope: Literal["run", "batch"]
+    used: int
+    limit: int
+
+
 class VerdictEvent(_Event):
     kind: Literal["verdict"] = "verdict"
     attempt: int
@@ -128,7 +153,9 @@ Event = Annotated[
     | CritiqueEvent
     | CommitEvent
     | ErrorEvent
-    | OutcomeEvent,
+    | OutcomeEvent
+    | UsageEvent
+    | BudgetEvent,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

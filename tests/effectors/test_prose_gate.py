@@ -93,10 +93,13 @@ def make_pools() -> Pools:
     return Pools(ontology_hash="test", individuals=individuals, classes=classes, row_rules=rules)
 
 
-def make_pack(**prose: Any) -> Pack:
-    """The facility pack (its real pack.toml and spine.sql), prose settings overridable."""
+def make_pack(*, references: bool = True, **prose: Any) -> Pack:
+    """The facility pack (its real pack.toml, spine.sql and references), prose settings
+    overridable; `references=False` names a folder without samples (no length check)."""
     raw = tomllib.loads((FACILITY / "pack.toml").read_text(encoding="utf-8"))
     raw["prose"].update(prose)
+    if not references:
+        raw["files"]["references"] = "no-such-references"
     return Pack(root=FACILITY, config=PackConfig.model_validate(raw))
 
 
@@ -141,7 +144,7 @@ def make_artifact(prose: str = GOOD_PROSE, **changes: Any) -> Artifact:
 
 @pytest.fixture(scope="module")
 def gate() -> ProseGate:
-    return ProseGate(make_pack(), make_pools())
+    return ProseGate(make_pack(references=False), make_pools())
 
 
 def codes(gate: ProseGate, artifact: Artifact) -> list[str]:
@@ -238,7 +241,7 @@ def test_entities_of_non_key_columns_may_be_mentioned_but_need_not_be(gate: Pros
 
 
 def test_min_coverage_tolerates_some_missing_keys() -> None:
-    gate = ProseGate(make_pack(min_coverage=0.5), make_pools())
+    gate = ProseGate(make_pack(references=False, min_coverage=0.5), make_pools())
     prose = "The CT scanner complies with IEC 60601-1. The air handling unit is new."
     assert codes(gate, make_artifact(prose)) == []
     assert codes(gate, make_artifact("The CT scanner is new.")) == ["prose.missing_entity"] * 3

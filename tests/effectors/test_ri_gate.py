@@ -10,6 +10,7 @@ from effectors.base import Gate
 from effectors.ri_gate import RiGate
 from harness.models import Artifact, Cell, CellRef, Verdict
 from harness.pack import Pack, load_pack
+from ontology import load_pools
 
 FACILITY = Path(__file__).resolve().parents[2] / "packs" / "facility"
 
@@ -143,6 +144,7 @@ def test_type_findings_are_critiques_not_crashes(small: RiGate) -> None:
     assert v.critiques[1].observed == "3.5" and v.critiques[1].expected == "INTEGER"
 
 
+@pytest.mark.java
 def test_fk_single_column_to_facility_style_table(facility: RiGate) -> None:
     a = facility_artifact()
     a.tables["equipment"][0]["room_id"] = "R404"
@@ -202,8 +204,14 @@ def test_assertion_limit_caps_rows_per_artifact(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def facility() -> RiGate:
-    return RiGate.from_pack(load_pack(FACILITY))
+def facility(tmp_path_factory: pytest.TempPathFactory) -> RiGate:
+    """The facility pack's gate, with the ontology's pools (one HermiT classification)."""
+    return facility_gate(tmp_path_factory.mktemp("pools"))
+
+
+def facility_gate(cache: Path) -> RiGate:
+    pack = load_pack(FACILITY)
+    return RiGate.from_pack(pack, load_pools(pack, cache))
 
 
 def facility_artifact(aid: str = "ch01", rooms: int = 4, per_room: int = 2) -> Artifact:
@@ -220,18 +228,22 @@ def facility_artifact(aid: str = "ch01", rooms: int = 4, per_room: int = 2) -> A
                     prose="A facility.")
 
 
+@pytest.mark.java
 def test_facility_assertions_load(facility: RiGate) -> None:
     got = {a.code: (a.severity, a.table) for a in facility.assertions}
     assert got == {"ri.room_power_budget": ("error", "rooms"),
-                   "ri.unmaintained_equipment": ("warn", "equipment")}
+                   "ri.unmaintained_equipment": ("warn", "equipment"),
+                   "ri.activity_equipment_kind": ("warn", "maintenance")}
 
 
+@pytest.mark.java
 def test_facility_clean_artifact_passes(facility: RiGate) -> None:
     v = judge1(facility, facility_artifact())
     assert v.passed and v.critiques == ()
     assert v.metrics == {"rows": 20.0, "ri_violations": 0.0, "ri_warnings": 0.0}
 
 
+@pytest.mark.java
 def test_room_power_budget_is_multi_table(facility: RiGate) -> None:
     a = facility_artifact()
     a.tables["equipment"][1]["rated_power_kw"] = 1900.0  # EQ-001 in R1, with EQ-005 (150 kW)
@@ -246,6 +258,7 @@ def test_room_power_budget_is_multi_table(facility: RiGate) -> None:
     assert not v.passed
 
 
+@pytest.mark.java
 def test_unmaintained_equipment_is_a_warning(facility: RiGate) -> None:
     a = facility_artifact()
     del a.tables["maintenance"][3]
@@ -257,12 +270,14 @@ def test_unmaintained_equipment_is_a_warning(facility: RiGate) -> None:
     assert v.metrics["ri_warnings"] == 1.0 and v.metrics["ri_violations"] == 0.0
 
 
+@pytest.mark.java
 def test_assertions_do_not_leak_across_artifacts(facility: RiGate) -> None:
     lonely = facility_artifact("lonely")
     lonely.tables["maintenance"].clear()
     same_ids = facility_artifact("other")  # same keys; its tasks must not count for `lonely`
     v_lonely, v_other = facility.judge([lonely, same_ids])
-    assert codes(v_lonely) == ["ri.unmaintained_equipment"] * 8
+    # (no tasks at all also breaks the pack's [bounds.rows] minimum of one task)
+    assert codes(v_lonely) == ["ri.row_count"] + ["ri.unmaintained_equipment"] * 8
     assert v_other.critiques == ()
 
 
@@ -283,6 +298,7 @@ def flawed_cohort() -> list[Artifact]:
     return out
 
 
+@pytest.mark.java
 def test_batch_equals_single(facility: RiGate) -> None:
     cohort = flawed_cohort()
     batch = facility.judge(cohort)

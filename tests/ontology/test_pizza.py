@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,29 @@ def test_clean_pizzas_are_admitted(gate: ValueGate) -> None:
     ]
     (v,) = gate.judge([Artifact(id="ok", tables={"pizzas": rows})])
     assert v.critiques == () and v.passed
+
+
+def test_two_bases_where_the_ontology_allows_one(pizza_pack_dir: Path, tmp_path: Path) -> None:
+    """A second base column bound to the same (functional) property: a pizza with two
+    different bases is a `value.cardinality` on the surplus cell; the same base twice is fine."""
+    dest = tmp_path / "pizza2"
+    shutil.copytree(pizza_pack_dir, dest)
+    toml = dest / "pack.toml"
+    base_col = 'base = { kind = "object", property = "hasBaseValue" }'
+    toml.write_text(toml.read_text().replace(
+        base_col, base_col + '\nextra_base = { kind = "object", property = "hasBaseValue" }'))
+    gate = ValueGate.from_pack(load_pack(dest), tmp_path / "cache")
+    rows = [
+        {**row("P0", "meat lover", "deep pan base", "ham"), "extra_base": "deep_pan"},
+        {**row("P1", "meat lover", "deep pan base", "ham"), "extra_base": "thin and crispy base"},
+    ]
+    (v,) = gate.judge([Artifact(id="bases", tables={"pizzas": rows})])
+    assert [(c.code, c.location.row, c.location.column, c.expected) for c in v.critiques] == [
+        ("value.cardinality", 1, "extra_base", "≤1 hasBaseValue"),
+    ]
+    assert "Functional(hasBaseValue)" in v.critiques[0].evidence
+    assert [(r.row, r.column) for r in v.rejected] == [(1, "extra_base")]
+
+
+def test_pizza_rows_are_independent(gate: ValueGate) -> None:
+    assert gate.index.rows_independent, gate.index.independence_note

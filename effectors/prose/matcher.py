@@ -1,0 +1,271 @@
+"""Entity mentions: one word trie over every pool individual's labels, built once per pools.
+
+Labels, synonyms and IRI fragments (`_` read as a space) are normalised like
+`harness.pools.normalize_label` (case-, accent- and punctuation-insensitive) and matched on
+whole words, longest match first, never overlapping; each mention maps back to the character
+span of the original text. A plural last word ("CT scanners") is read as the singular label.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from harness.pools import Pools, normalize_label
+
+__all__ = ["CachedResolver", "Cue", "CueSet", "EntityMatcher", "Mention"]
+
+_TOKEN = re.compile(r"[^\W_]+")
+_ASCII_TOKEN = re.compile(r"[0-9a-z]+")
+
+
+class Mention(NamedTuple):
+    """One mention of an individual: its IRI fragment and the span in the original text."""
+
+    individual: str
+    start: int
+    end: int
+
+
+class _Node:
+    __slots__ = ("children", "individual")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.individual: str | None = None
+
+
+def words_of(text: str) -> list[tuple[str, int, int]]:
+    """Normalised words of `text` with the character span of the token each came from."""
+    if text.isascii():  # the common case: lower-casing keeps offsets, tokens are [0-9a-z]+
+        return [(m.group(), m.start(), m.end()) for m in _ASCII_TOKEN.finditer(text.lower())]
+    out: list[tuple[str, int, int]] = []
+    for m in _TOKEN.finditer(text):
+        token = m.group()
+        parts = [token.lower()] if token.isascii() else normalize_label(token).split()
+        out += [(w, m.start(), m.end()) for w in parts]
+    return out
+
+
+_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+_MAX_TERM_WORDS = 16
+_SKIP = [re.compile(rf"(?:[0-9a-z]+[^0-9a-z]+){{{k}}}[0-9a-z]+") for k in range(_MAX_TERM_WORDS)]
+
+
+def _locate(low: str, word: str, pos: int, skip: int) -> int:
+    """Start of the (skip+1)-th whole-word occurrence of `word` in `low` at or after `pos`."""
+    end_of_text = len(low)
+    while True:
+        at = low.find(word, pos)
+        if at < 0:  # pragma: no cover - the word list was read from this very text
+            raise ValueError(f"word {word!r} not found")
+        end = at + len(word)
+        if (at == 0 or low[at - 1] not in _ALNUM) and (end == end_of_text or low[end] not in _ALNUM):
+            if skip == 0:
+                return at
+            skip -= 1
+        pos = at + 1
+
+
+class _Locator:
+    """Character spans of the words of a text, located lazily in increasing word order.
+
+    ASCII text (the common case): words are the [0-9a-z]+ runs of the lower-cased text and
+    only hits are located: the first word as the k-th whole-word occurrence after the last
+    word located, the last word by skipping the words between. Other text: every token
+    normalised on its own, with the span of each word kept.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.ascii = text.isascii()
+        self.idx = 0  # words before idx are located or passed over; pos is after them
+        self.pos = 0
+        self.last = (-1, -1)  # (word index, start) of the last word located
+        if self.ascii:
+            self.low = text.lower()
+            self.words: list[str] = _ASCII_TOKEN.findall(self.low)
+            self.spans: list[tuple[int, int]] = []
+        else:
+            found = words_of(text)
+            self.low = ""
+            self.words = [w for w, _, _ in found]
+            self.spans = [(s, e) for _, s, e in found]
+
+    def span(self, i: int, j: int) -> tuple[int, int]:
+        """Span of words i..j (i never before a word already located, except the last)."""
+        if not self.ascii:
+            return self.spans[i][0], self.spans[j][1]
+        if self.last[0] == i:
+            at = self.last[1]
+        else:
+            w = self.words[i]
+            at = _locate(self.low, w, self.pos, self.words[self.idx:i].count(w))
+            self.idx, self.pos, self.last = i + 1, at + len(w), (i, at)
+        if j == i:
+            return at, at + len(self.words[i])
+        m = _SKIP[j - i].match(self.low, at)
+        assert m is not None
+        return at, m.end()
+
+    def next_token(self, i: int) -> int:
+        """The first word after word i that does not come from the same token."""
+        j = i + 1
+        while not self.ascii and j < len(self.words) and self.spans[j][0] == self.spans[i][0]:
+            j += 1
+        return j
+
+
+class Cue(NamedTuple):
+    """A hit of a caller's phrase: its payload (an id the caller gave) and span."""
+
+    payload: int
+    start: int
+    end: int
+
+
+class CueSet:
+    """Phrases to find alongside mentions (normalised, whole words, longest first)."""
+
+    def __init__(self, phrases: Iterable[tuple[str, int]]) -> None:
+        self.root = _Node()
+        self.depth = 0
+        for text, payload in phrases:
+            words = normalize_label(text).split()
+            if not 0 < len(words) <= _MAX_TERM_WORDS:
+                continue
+            node = self.root
+            for w in words:
+                node = node.children.setdefault(w, _Node())
+            if node.individual is None:
+                node.individual = str(payload)
+            self.depth = max(self.depth, len(words))
+
+
+def _longest(node: _Node, words: Sequence[str], i: int, depth: int) -> tuple[int, str] | None:
+    """The longest phrase of a (plain) trie starting at word i, `node` being words[i]'s."""
+    hit = (i, node.individual) if node.individual is not None else None
+    j, n = i + 1, len(words)
+    while j < n and j - i < depth:
+        nxt = node.children.get(words[j])
+        if nxt is None:
+            break
+        node = nxt
+        if node.individual is not None:
+            hit = (j, node.individual)
+        j += 1
+    return hit
+
+
+def _plural(children: dict[str, _Node], word: str) -> _Node | None:
+    """"CT scanners" is a mention of "CT scanner": a plural last word reads as the label."""
+    if len(word) > 3 and word[-1] == "s":
+        node = children.get(word[:-1])
+        if node is not None and node.individual is not None:
+            return node
+    return None
+
+
+def _inside(mentions: Sequence[Mention], pos: int) -> bool:
+    i = bisect_right(mentions, pos, key=lambda m: m.start) - 1
+    return i >= 0 and mentions[i].start <= pos < mentions[i].end
+
+
+class EntityMatcher:
+    """Finds mentions of pool individuals in text; built once per pools, then reused."""
+
+    def __init__(self, pools: Pools) -> None:
+        self._root = _Node()
+        self.depth = 0
+        self.terms = 0  # distinct normalised labels (the vocabulary size)
+        for name in sorted(pools.individuals):
+            info = pools.individuals[name]
+            for text in (*info.labels, name.replace("_", " ")):
+                words = normalize_label(text).split()
+                if 0 < len(words) <= _MAX_TERM_WORDS:
+                    self._add(words, name)
+
+    def _add(self, words: list[str], individual: str) -> None:
+        node = self._root
+        for w in words:
+            node = node.children.setdefault(w, _Node())
+        if node.individual is None:  # first (sorted) individual wins an ambiguous phrase
+            node.individual = individual
+            self.terms += 1
+        self.depth = max(self.depth, len(words))
+
+    def find(self, text: str) -> list[Mention]:
+        """Every mention, left to right, longest match first, never overlapping."""
+        return self.scan(text)[0]
+
+    def scan(self, text: str, cues: CueSet | None = None) -> tuple[list[Mention], list[Cue]]:
+        """The mentions, and the hits of `cues` (phrases the caller looks for, such as the
+        words of a value claim) outside mentions, in one pass over the words of `text`.
+
+        The trie walks are written out inline: this loop is the gate's hot path."""
+        loc = _Locator(text)
+        words = loc.words
+        first = self._root.children
+        depth = self.depth
+        cue_first = cues.root.children if cues else {}
+        cue_depth = cues.depth if cues else 0
+        assert cue_depth < _MAX_TERM_WORDS and self.depth <= _MAX_TERM_WORDS
+        mentions: list[Mention] = []
+        hits: list[Cue] = []
+        i, n, cue_from = 0, len(words), 0
+        while i < n:
+            w = words[i]
+            if i >= cue_from and w in cue_first:
+                hit = _longest(cue_first[w], words, i, cue_depth)
+                if hit is not None:
+                    hits.append(Cue(int(hit[1]), *loc.span(i, hit[0])))
+                    cue_from = hit[0] + 1
+            node = first.get(w) or _plural(first, w)
+            if node is None:
+                i += 1
+                continue
+            best = (i, node.individual) if node.individual is not None else None
+            j = i + 1
+            while j < n and j - i < depth:
+                nxt = node.children.get(words[j]) or _plural(node.children, words[j])
+                if nxt is None:
+                    break
+                node = nxt
+                if node.individual is not None:
+                    best = (j, node.individual)
+                j += 1
+            if best is None:
+                i += 1
+                continue
+            end_word, individual = best
+            mentions.append(Mention(individual, *loc.span(i, end_word)))
+            i = cue_from = loc.next_token(end_word)
+        if hits and mentions:
+            hits = [h for h in hits if not _inside(mentions, h.start)]
+        return mentions, hits
+
+    def mentioned(self, text: str) -> set[str]:
+        return {m.individual for m in self.find(text)}
+
+
+class CachedResolver:
+    """`Pools.resolve` with a memo: cells repeat across artifacts, normalising them does not
+    need to. Bounded: the memo starts over past `size` entries."""
+
+    def __init__(self, pools: Pools, size: int = 100_000) -> None:
+        self.pools = pools
+        self.size = size
+        self._memo: dict[str, str | None] = {}
+
+    def __call__(self, value: object) -> str | None:
+        if not isinstance(value, str):
+            return None
+        try:
+            return self._memo[value]
+        except KeyError:
+            pass
+        if len(self._memo) >= self.size:
+            self._memo.clear()
+        out = self._memo[value] = self.pools.resolve(value)
+        return out

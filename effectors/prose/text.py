@@ -1,0 +1,135 @@
+"""Sentences and the truncation boundary of prose (plain text, possibly with lists/tables).
+
+`truncation_rules` names every sign that the prose stops mid-thought: no terminal
+punctuation, a trailing ellipsis or connector word, unbalanced brackets or quotes, a list or
+table cut off (an empty last item, a last item without the punctuation the others have, a
+table row with fewer cells than the header, a colon that announces what never follows).
+A final list whose items consistently go without punctuation, or a complete final table row,
+is a proper ending.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+__all__ = ["CONNECTORS", "Sentences", "truncation_rules"]
+
+_SENTENCE_END = re.compile(r"([.!?][\"')\]”’»]*)\s+|\n\s*\n")
+_TERMINAL = re.compile(r"[.!?][\"')\]”’»]*$")
+_TOKEN = re.compile(r"[^\W_]+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+(.*))?$")
+_EMPTY_MARKER = re.compile(
+    r"(?:(?:^|\n)[ \t]*(?:[-*•]|\(?\d{1,3}[.)]|\(?[a-z]\))|[,;:][ \t]*\(?\d{1,3}\))$"
+)
+CONNECTORS = frozenset({
+    "and", "or", "the", "a", "an", "with", "of", "to", "for", "by", "from", "in", "into",
+    "but", "nor", "than", "that", "which", "whose", "as", "at", "including", "such", "via",
+    "versus", "plus",
+})
+# Connectors that make even a sentence ending in "." look cut off ("... fitted with.").
+_HARD_CONNECTORS = frozenset(
+    {"and", "or", "the", "a", "an", "with", "of", "nor", "than", "versus", "plus"}
+)
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"))
+_TAIL_LINES = 200  # lists and tables are judged on the last lines only (bounded work)
+
+
+class Sentences:
+    """Sentence spans of a text, and the sentence around a character offset."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: list[tuple[int, int]] = []
+        start = 0
+        for m in _SENTENCE_END.finditer(text):
+            self.spans.append((start, m.end(1) if m.group(1) else m.start()))
+            start = m.end()
+        if start < len(text):
+            self.spans.append((start, len(text)))
+        self._starts = [s for s, _ in self.spans]
+
+    def index(self, pos: int) -> int:
+        return max(0, bisect_right(self._starts, pos) - 1)
+
+    def span(self, pos: int) -> tuple[int, int]:
+        return self.spans[self.index(pos)] if self.spans else (0, len(self.text))
+
+    def at(self, pos: int) -> str:
+        start, end = self.span(pos)
+        return self.text[start:end].strip()
+
+
+def _cells(line: str) -> int:
+    return len(line.strip().strip("|").split("|"))
+
+
+def _table_rule(lines: list[str]) -> tuple[str | None, bool]:
+    """(rule fired or None, whether the text ends with a complete table row)."""
+    block: list[str] = []
+    for line in reversed(lines):
+        if not line.lstrip().startswith("|"):
+            break
+        block.append(line.strip())
+    if not block:
+        return None, False
+    block.reverse()
+    header, last = block[0], block[-1]
+    if len(block) > 1 and (not last.endswith("|") or _cells(last) < _cells(header)):
+        return (f"the table's last row has {_cells(last)} of {_cells(header)} cells"
+                if last.endswith("|") else "the table's last row is cut off"), False
+    return None, last.endswith("|")
+
+
+def _list_rule(lines: list[str]) -> tuple[str | None, bool]:
+    """(rule fired or None, whether the text ends with a consistently unpunctuated list)."""
+    items: list[str] = []
+    for line in reversed(lines):
+        m = _LIST_ITEM.match(line)
+        if m is None:
+            break
+        items.append((m.group(1) or "").strip())
+    if not items:
+        return None, False
+    items.reverse()
+    last = items[-1]
+    if not last:
+        return "the list ends with an empty item", False
+    if len(items) == 1:
+        return None, False
+    punctuated = [it[-1] in ".;,!?" for it in items[:-1] if it]
+    if all(punctuated) and last[-1] not in ".!?":
+        return "the list's last item lacks the punctuation the other items have", False
+    if not any(punctuated) and last[-1] not in ".!?,;:":
+        return None, True  # a list in the no-punctuation style is complete as it is
+    return None, False
+
+
+def truncation_rules(prose: str) -> list[str]:
+    """Names of the truncation rules the prose trips (empty list: it ends properly)."""
+    text = prose.rstrip()
+    if not text:
+        return []
+    lines = text[-20_000:].splitlines()[-_TAIL_LINES:]
+    at = max(0, len(text) - 400)  # the end-of-text rules look at the end only (bounded work)
+    table_rule, table_ok = _table_rule(lines)
+    list_rule, list_ok = _list_rule(lines)
+    fired = [r for r in (table_rule, list_rule) if r]
+    if text.endswith(("...", "…")):
+        fired.append("ends with an ellipsis")
+    elif text.endswith(":"):
+        fired.append("ends with a colon: what it announces never follows")
+    elif _EMPTY_MARKER.search(text, at):
+        fired.append("ends at a list marker with no item")
+    elif not _TERMINAL.search(text, at) and not (table_ok or list_ok) and not fired:
+        fired.append("no terminal punctuation (. ! ?)")
+    tail_tokens = _TOKEN.findall(text, max(0, len(text) - 200))
+    last = tail_tokens[-1].lower() if tail_tokens else ""
+    if last in CONNECTORS and (text[-1].isalnum() or last in _HARD_CONNECTORS):
+        fired.append(f"ends with the connector word {last!r}")
+    for open_, close in _PAIRS:
+        if text.count(open_) != text.count(close):
+            fired.append(f"unbalanced {open_}{close}")
+    if text.count('"') % 2:
+        fired.append('unbalanced "')
+    return fired

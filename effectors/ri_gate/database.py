@@ -1,0 +1,79 @@
+"""The gate's DuckDB: the stage, the spine views, the pool table and the assertion views.
+
+A `Database` is built once per gate and kept warm: opening an in-memory DuckDB and
+creating its catalog costs far more than checking a cohort, so `judge` reuses it. Only
+the rows of `_stage` change between cohorts, and they are deleted when a cohort is done
+(also when it fails), so nothing of one cohort is visible to the next. The catalog never
+changes after setup: assertions are read-only SELECT views and cells are never SQL text.
+File and network access are disabled and the configuration is locked (`ddl.connect`).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+
+from effectors.ri_gate.assertions import Assertion, view_sql
+from effectors.ri_gate.ddl import connect, quote
+from effectors.ri_gate.pool_tables import create_pool_table
+from effectors.ri_gate.staging import Hit, Layout, Staged, type_hits
+from harness.models import Artifact
+from harness.pools import Pools
+
+__all__ = ["Database"]
+
+_ARROW = "_cohort_arrow"
+
+
+class Database:
+    """One in-memory DuckDB laid out for a schema; `load`, query, `clear`, repeat."""
+
+    def __init__(self, layout: Layout, pools: Pools | None) -> None:
+        self.layout = layout
+        self.con = connect()
+        self.lock = threading.Lock()
+        self._close = weakref.finalize(self, self.con.close)
+        try:
+            self.con.execute(layout.create_sql())
+            for t_idx in range(len(layout.schema.tables)):
+                self.con.execute(layout.view_sql(t_idx))
+            if pools is not None:
+                create_pool_table(self.con, pools)
+        except BaseException:
+            self.close()
+            raise
+
+    def add_assertions(self, assertions: Sequence[Assertion]) -> None:
+        for i, a in enumerate(assertions):
+            self.con.execute(view_sql(self.assertion_view(i), a.sql))
+
+    @staticmethod
+    def assertion_view(index: int) -> str:
+        return f"_assertion_{index}"
+
+    def load(self, staged: Staged, candidates: Sequence[Artifact]) -> list[Hit]:
+        """Insert a staged cohort; return its `ri.type` findings (Python's and DuckDB's)."""
+        self.con.register(_ARROW, staged.arrow)
+        try:
+            found = type_hits(self.con, self.layout, staged, _ARROW, candidates)
+            self.con.execute(self.layout.insert_sql(_ARROW))
+        finally:
+            self.con.unregister(_ARROW)
+        order = {t.name: (i, t.column_names) for i, t in enumerate(self.layout.schema.tables)}
+
+        def key(h: Hit) -> tuple[int, int, int, int]:
+            t_idx, names = order[h.table or ""]
+            return (h.artifact, t_idx, h.row or 0, names.index(h.columns[0]))
+
+        return sorted(staged.hits + found, key=key)
+
+    def assertion_rows(self, index: int) -> tuple[list[str], list[tuple[object, ...]]]:
+        cur = self.con.execute(f"SELECT * FROM {quote(self.assertion_view(index))} ORDER BY ALL")
+        return [str(d[0]) for d in cur.description or []], cur.fetchall()
+
+    def clear(self) -> None:
+        self.con.execute("DELETE FROM _stage")
+
+    def close(self) -> None:
+        self._close()

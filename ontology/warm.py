@@ -1,0 +1,209 @@
+"""HermiT kept warm: the jar bundled with owlready2, called through its Java API in-process
+(JPype), so a reasoner call costs tens of milliseconds instead of a JVM start (~0.6 s).
+
+The JVM starts once per process (heap cap `-Xmx`, `-Xrs` so it leaves Python's signal
+handling alone). Each base ontology is parsed once (OWL API, from its N-Triples) and kept
+by content key; a call copies its axioms into a fresh ontology, adds the rows as class
+and object-property assertions built with the data factory (no parsing), and asks a fresh
+HermiT `Reasoner`. A call that runs past `timeout_s` is interrupted and, like any Java
+exception or an exhausted heap, raises `InfrastructureError`: the gate fails closed.
+
+`default_reasoner()` returns a `WarmHermit` when JPype and a JVM are there, else the cold
+`HermitRunner` (a JVM per call): same jar, same answers, only slower. Set
+`MEMBRANE_REASONER=subprocess` to force the cold path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import owlready2
+
+from harness.errors import InfrastructureError
+from ontology.reason import BaseOntology, HermitRunner, Reasoner, java_executable
+from ontology.render import RowFacts
+
+__all__ = ["WarmHermit", "default_reasoner", "warm_available"]
+
+_HERMIT_DIR = Path(owlready2.__file__).resolve().parent / "hermit"
+_LOCK = threading.Lock()
+_J: dict[str, Any] = {}  # Java classes, once the JVM is up
+_MAX_BASES = 8
+
+
+def _start_jvm(memory_mb: int) -> dict[str, Any]:
+    """Start the JVM (once per process) and import the classes we call."""
+    with _LOCK:
+        if _J:
+            return _J
+        try:
+            import jpype
+            import jpype.imports
+        except ImportError as exc:  # pragma: no cover - JPype1 is a dependency
+            raise InfrastructureError(f"the warm reasoner needs JPype1: {exc}") from exc
+        try:
+            if not jpype.isJVMStarted():
+                java_executable()  # a clear message when there is no Java at all
+                jpype.startJVM(
+                    f"-Xmx{memory_mb}M", "-Xrs", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                    classpath=[str(_HERMIT_DIR / "HermiT.jar"), str(_HERMIT_DIR)],
+                    convertStrings=False, interrupt=False,
+                )
+            _J.update(
+                manager=jpype.JClass("org.semanticweb.owlapi.apibinding.OWLManager"),
+                source=jpype.JClass("org.semanticweb.owlapi.io.StringDocumentSource"),
+                iri=jpype.JClass("org.semanticweb.owlapi.model.IRI"),
+                reasoner=jpype.JClass("org.semanticweb.HermiT.Reasoner"),
+                config=jpype.JClass("org.semanticweb.HermiT.Configuration"),
+                hashset=jpype.JClass("java.util.HashSet"),
+                exception=jpype.JException,
+            )
+        except InfrastructureError:
+            raise
+        except Exception as exc:
+            raise InfrastructureError(f"cannot start the JVM for HermiT: {exc}") from exc
+        return _J
+
+
+def warm_available() -> bool:
+    """Can this process run the warm path (JPype importable and a JVM startable)?"""
+    if os.environ.get("MEMBRANE_REASONER", "").lower() == "subprocess":
+        return False
+    try:
+        _start_jvm(2000)
+    except InfrastructureError:
+        return False
+    return True
+
+
+class WarmHermit:
+    """`Reasoner` on a warm in-process JVM. Counts its calls and the seconds spent."""
+
+    def __init__(self, timeout_s: float = 300.0, memory_mb: int = 2000) -> None:
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb  # applies when this object starts the JVM
+        self.calls = 0
+        self.seconds = 0.0
+        self._j = _start_jvm(memory_mb)
+        self._manager = self._j["manager"].createOWLOntologyManager()
+        self._factory = self._manager.getOWLDataFactory()
+        self._bases: OrderedDict[str, Any] = OrderedDict()  # key -> axiom set
+
+    def prepare(self, *bases: BaseOntology) -> None:
+        """Parse `bases` now (not counted as calls), so the first judged cohort does not pay."""
+        for base in bases:
+            self._axioms(base)
+
+    # -- the Reasoner protocol ---------------------------------------------------------------
+    def consistent(self, base: BaseOntology, rows: Sequence[RowFacts]) -> bool:
+        return bool(self._call(base, rows, lambda r: r.isConsistent()))
+
+    def instances(
+        self, base: BaseOntology, rows: Sequence[RowFacts], classes: Sequence[str]
+    ) -> dict[str, set[str]] | None:
+        iri = self._j["iri"].create
+        row_iris = {r.iri for r in rows}
+
+        def ask(reasoner: Any) -> dict[str, set[str]] | None:
+            if not reasoner.isConsistent():
+                return None
+            out: dict[str, set[str]] = {}
+            for c in classes:
+                found = reasoner.getInstances(self._factory.getOWLClass(iri(c)), False)
+                names = {str(i.getIRI().toString()) for i in found.getFlattened()}
+                out[c] = names & row_iris
+            return out
+
+        result: dict[str, set[str]] | None = self._call(base, rows, ask)
+        return result
+
+    # -- internals -------------------------------------------------------------------------
+    def _axioms(self, base: BaseOntology) -> Any:
+        key = base.key or BaseOntology.of(base.nt).key
+        if key in self._bases:
+            self._bases.move_to_end(key)
+            return self._bases[key]
+        ont = self._manager.loadOntologyFromOntologyDocument(self._j["source"](base.nt))
+        axioms = self._j["hashset"](ont.getAxioms())
+        self._manager.removeOntology(ont)
+        self._bases[key] = axioms
+        while len(self._bases) > _MAX_BASES:
+            self._bases.popitem(last=False)
+        return axioms
+
+    def _row_axioms(self, rows: Sequence[RowFacts]) -> Any:
+        f, iri = self._factory, self._j["iri"].create
+        out = self._j["hashset"]()
+        classes: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        inds: dict[str, Any] = {}
+
+        def ind(name: str) -> Any:
+            if name not in inds:
+                inds[name] = f.getOWLNamedIndividual(iri(name))
+            return inds[name]
+
+        for r in rows:
+            subject = ind(r.iri)
+            if r.row_class not in classes:
+                classes[r.row_class] = f.getOWLClass(iri(r.row_class))
+            out.add(f.getOWLClassAssertionAxiom(classes[r.row_class], subject))
+            for p, v in r.values:
+                if p not in props:
+                    props[p] = f.getOWLObjectProperty(iri(p))
+                out.add(f.getOWLObjectPropertyAssertionAxiom(props[p], subject, ind(v)))
+        return out
+
+    def _call(self, base: BaseOntology, rows: Sequence[RowFacts], ask: Any) -> Any:
+        t0 = time.perf_counter()
+        self.calls += 1
+        ont = None
+        timer: threading.Timer | None = None
+        try:
+            ont = self._manager.createOntology(self._axioms(base))
+            self._manager.addAxioms(ont, self._row_axioms(rows))
+            config = self._j["config"]()
+            config.throwInconsistentOntologyException = False
+            reasoner = self._j["reasoner"](config, ont)
+            timer = threading.Timer(self.timeout_s, reasoner.interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                answer = ask(reasoner)
+            finally:
+                timer.cancel()
+                reasoner.dispose()
+        except self._j["exception"] as exc:
+            raise InfrastructureError(_java_failure(exc, self.memory_mb, self.timeout_s)) from exc
+        finally:
+            if ont is not None:
+                self._manager.removeOntology(ont)
+            elapsed = time.perf_counter() - t0
+            self.seconds += elapsed
+        if elapsed > self.timeout_s:
+            raise InfrastructureError(
+                f"HermiT did not answer within {self.timeout_s:g} s; nothing was admitted"
+            )
+        return answer
+
+
+def _java_failure(exc: Exception, memory_mb: int, timeout_s: float) -> str:
+    name = type(exc).__name__
+    if "OutOfMemoryError" in name or "OutOfMemoryError" in str(exc):
+        return f"HermiT ran out of memory (-Xmx{memory_mb}M); judge smaller cohorts"
+    if "Interrupted" in name:
+        return f"HermiT did not answer within {timeout_s:g} s; nothing was admitted"
+    return f"HermiT failed: {name}: {str(exc)[:500]}"
+
+
+def default_reasoner(timeout_s: float = 300.0, memory_mb: int = 2000) -> Reasoner:
+    """The warm in-process HermiT when available, else the cold subprocess `HermitRunner`."""
+    if warm_available():
+        return WarmHermit(timeout_s, memory_mb)
+    return HermitRunner(timeout_s=timeout_s, memory_mb=memory_mb)
