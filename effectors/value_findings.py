@@ -25,6 +25,7 @@ class Row:
     plan: RowPlan
     objects: tuple[tuple[str, str, str | None], ...]  # (column, property, individual)
     quiet: bool = False  # nothing for `_closing` to say (no breach, entailed, no info)
+    suspect: bool = False  # predicted to break a ∀/range requirement: realised by HermiT
 
 
 @dataclass

@@ -64,6 +64,7 @@ class _Planned(NamedTuple):
     plan: RowPlan
     facts: tuple[tuple[str, str], ...]
     quiet: bool
+    suspect: bool  # the cached classification predicts a ∀/range violation
 
 
 class ValueGate(FindingsMixin):
@@ -128,8 +129,8 @@ class ValueGate(FindingsMixin):
     def _findings(self, checks: list[_Check]) -> None:
         rows = [r.facts for c in checks for r in c.rows]
         memo = self._row_memo if self.index.rows_independent and not self.naive else None
-        suspects = None if self.naive or memo is not None else {
-            r.facts.iri for c in checks for r in c.rows if self._suspect(r)
+        suspects = None if self.naive else {
+            r.facts.iri for c in checks for r in c.rows if r.suspect
         }
         found = localise(rows, self._base, self._violation, self._prop_iris, self.runner,
                          suspects=suspects, memo=memo)
@@ -141,11 +142,6 @@ class ValueGate(FindingsMixin):
         for owner, conflicts in found.unsat.items():
             for conflict in conflicts:
                 self._unsat(by_owner[owner], conflict)
-
-    def _suspect(self, r: _Row) -> bool:
-        return any(v is not None and p in r.plan.required
-                   and not self.pools.is_member(v, r.plan.required[p])
-                   for _, p, v in r.objects)
 
     def _specificity(self, v_iri: str) -> tuple[int, str]:
         """Sort key: violations with the most specific required class first."""
@@ -216,13 +212,13 @@ class ValueGate(FindingsMixin):
                 objects = tuple((n, p, j.individual) for n, kind, p, j in judged
                                 if kind == "object")
                 c.object_cells += len(objects)
-                plan, facts, quiet = self._plan(table, base, objects)
+                plan, facts, quiet, suspect = self._plan(table, base, objects)
                 for n, kind, p, j in judged:
                     if j.status != "ok":
                         self._cell(c, CellRef(table=table, row=row_i, column=n), row, kind, p,
                                    j, plan)
                 r = _Row(table, row_i, RowFacts(index, table, t_index, row_i, base, facts),
-                         plan, objects, quiet)
+                         plan, objects, quiet, suspect)
                 c.rows.append(r)
                 if plan.breaches:
                     self._too_many(c, r)
@@ -250,7 +246,9 @@ class ValueGate(FindingsMixin):
                 )
                 for _, p, v in objects
             )
-            hit = _Planned(plan, facts, quiet)
+            suspect = any(v is not None and (need := plan.required.get(p)) is not None
+                          and not self.pools.is_member(v, need) for _, p, v in objects)
+            hit = _Planned(plan, facts, quiet, suspect)
             self._plan_memo[key] = hit
         return hit
 

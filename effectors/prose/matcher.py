@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.pools import Pools, normalize_label
 
@@ -125,6 +125,37 @@ class Cue(NamedTuple):
     end: int
 
 
+def _phrases(node: _Node, prefix: str = "") -> list[str]:
+    out = [prefix] if node.individual is not None and prefix else []
+    for word, child in node.children.items():
+        out += _phrases(child, f"{prefix} {word}" if prefix else word)
+    return out
+
+
+def _trie_regex(root: _Node, plurals: bool) -> re.Pattern[str]:
+    """One regex for every phrase of a word trie, factored character by character (so the
+    engine never tries phrases one by one): words joined by any non-alphanumeric run, whole
+    words only, greedy (a longer phrase is tried before its prefix). `plurals`: a phrase's
+    last word may take an "s" (as `_plural` reads it)."""
+    chars: dict[str, Any] = {}
+    for phrase in _phrases(root):
+        node = chars
+        for ch in phrase:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def gen(node: dict[str, Any], word_len: int) -> str:
+        alts = [("[^0-9a-z]+" + gen(child, 0)) if ch == " " else
+                (re.escape(ch) + gen(child, word_len + 1))
+                for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            alts.append("s?" if plurals and word_len >= 3 else "")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    body = gen(chars, 0) if chars else r"(?!x)x"
+    return re.compile(rf"(?<![0-9a-z]){body}(?![0-9a-z])")
+
+
 class CueSet:
     """Phrases to find alongside mentions (normalised, whole words, longest first)."""
 
@@ -141,6 +172,14 @@ class CueSet:
             if node.individual is None:
                 node.individual = str(payload)
             self.depth = max(self.depth, len(words))
+        self.regex = _trie_regex(self.root, plurals=False)
+
+    def payload(self, matched: str) -> int:
+        node = self.root
+        for w in _ASCII_TOKEN.findall(matched):
+            node = node.children[w]
+        assert node.individual is not None
+        return int(node.individual)
 
 
 def _longest(node: _Node, words: Sequence[str], i: int, depth: int) -> tuple[int, str] | None:
@@ -185,6 +224,7 @@ class EntityMatcher:
                 words = normalize_label(text).split()
                 if 0 < len(words) <= _MAX_TERM_WORDS:
                     self._add(words, name)
+        self._regex = _trie_regex(self._root, plurals=True)
 
     def _add(self, words: list[str], individual: str) -> None:
         node = self._root
@@ -201,9 +241,13 @@ class EntityMatcher:
 
     def scan(self, text: str, cues: CueSet | None = None) -> tuple[list[Mention], list[Cue]]:
         """The mentions, and the hits of `cues` (phrases the caller looks for, such as the
-        words of a value claim) outside mentions, in one pass over the words of `text`.
+        words of a value claim) outside mentions.
 
-        The trie walks are written out inline: this loop is the gate's hot path."""
+        ASCII text (the common case) is matched by the trie compiled into one regex over the
+        lower-cased text (greedy, so the longest term wins); other text by walking the trie
+        over its normalised words (written out inline: it is the slow path's hot loop)."""
+        if text.isascii():
+            return self._scan_ascii(text, cues)
         loc = _Locator(text)
         words = loc.words
         first = self._root.children
@@ -244,6 +288,27 @@ class EntityMatcher:
         if hits and mentions:
             hits = [h for h in hits if not _inside(mentions, h.start)]
         return mentions, hits
+
+    def _scan_ascii(self, text: str, cues: CueSet | None) -> tuple[list[Mention], list[Cue]]:
+        low = text.lower()
+        mentions = [Mention(self._individual(m.group()), m.start(), m.end())
+                    for m in self._regex.finditer(low)]
+        if cues is None:
+            return mentions, []
+        hits = [Cue(cues.payload(m.group()), m.start(), m.end()) for m in cues.regex.finditer(low)]
+        if hits and mentions:
+            hits = [h for h in hits if not _inside(mentions, h.start)]
+        return mentions, hits
+
+    def _individual(self, matched: str) -> str:
+        """The individual of a regex match: the trie walked over the matched words."""
+        node = self._root
+        for w in _ASCII_TOKEN.findall(matched):
+            nxt = node.children.get(w) or _plural(node.children, w)
+            assert nxt is not None
+            node = nxt
+        assert node.individual is not None
+        return node.individual
 
     def mentioned(self, text: str) -> set[str]:
         return {m.individual for m in self.find(text)}

@@ -149,8 +149,10 @@ def row_count_hits(
     return hits
 
 
-def aggregate_sql(k: int, b: AggregateBound) -> str:
-    """One part of the check query: the groups of `b` whose aggregate is out of range."""
+def aggregate_sql(k: int, b: AggregateBound, source: str) -> str:
+    """One part of the check query: the groups of `b` whose aggregate is out of range.
+    `source`: the table's rows (a subquery over the stage with `_artifact`, `_row` and
+    the bound's columns)."""
     agg = "CAST(" + _AGG_SQL[b.function].format(quote(b.column)) + " AS DOUBLE)"
     out = []
     if b.min is not None:
@@ -162,7 +164,7 @@ def aggregate_sql(k: int, b: AggregateBound) -> str:
     first = "min(_row)" if b.group_by else "NULL::INTEGER"
     return (f"SELECT {k} AS k, _artifact, {first} AS _row, NULL::INTEGER AS x, "
             f"NULL::BOOLEAN[] AS f, {agg} AS v, [{names}]::VARCHAR[] AS g, "
-            f"list(_row ORDER BY _row) AS r FROM {quote(b.table)} "
+            f"list(_row) AS r FROM {source} "
             f"GROUP BY _artifact{keys} HAVING {' OR '.join(out)}")
 
 

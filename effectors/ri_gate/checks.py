@@ -30,8 +30,8 @@ from typing import Literal
 import duckdb
 
 from effectors.ri_gate.bounds import Bounds, aggregate_hit, aggregate_sql
-from effectors.ri_gate.ddl import Constraint, Schema, first_message_line, quote
-from effectors.ri_gate.staging import Hit
+from effectors.ri_gate.ddl import Constraint, first_message_line, quote
+from effectors.ri_gate.staging import Hit, Layout
 from harness.pack import AggregateBound
 
 __all__ = ["Check", "CheckPlan"]
@@ -67,17 +67,18 @@ def _row_exprs(c: Constraint) -> str:
     return f"coalesce(NOT ({c.expression}), false)"
 
 
-def _row_part(k: int, table: str, cons: Sequence[Constraint]) -> str:
+def _row_part(layout: Layout, k: int, table: str, cons: Sequence[Constraint]) -> str:
     exprs = [_row_exprs(c) for c in cons]
+    source = layout.source(table, [col for c in cons for col in c.columns])
     return (f"SELECT {k} AS k, _artifact, _row, NULL::INTEGER AS x, [{', '.join(exprs)}] AS f, "
             f"NULL::DOUBLE AS v, NULL::VARCHAR[] AS g, NULL::INTEGER[] AS r "
-            f"FROM {quote(table)} WHERE {' OR '.join(exprs)}")
+            f"FROM {source} WHERE {' OR '.join(exprs)}")
 
 
-def _unique_part(group: Sequence[tuple[int, Constraint]]) -> str:
+def _unique_part(layout: Layout, group: Sequence[tuple[int, Constraint]]) -> str:
     keys = " UNION ALL ".join(
         f"SELECT {k} AS u, _artifact, _row, {_key('', c.columns)} AS key "
-        f"FROM {quote(c.table)} WHERE {_present('', c.columns)}"
+        f"FROM {layout.source(c.table, c.columns)} WHERE {_present('', c.columns)}"
         for k, c in group
     )
     return ("SELECT u AS k, _artifact, NULL::INTEGER AS _row, NULL::INTEGER AS x, "
@@ -85,15 +86,15 @@ def _unique_part(group: Sequence[tuple[int, Constraint]]) -> str:
             f"FROM ({keys}) GROUP BY u, _artifact, key HAVING count(*) > 1")
 
 
-def _foreign_part(group: Sequence[tuple[int, Constraint]]) -> str:
+def _foreign_part(layout: Layout, group: Sequence[tuple[int, Constraint]]) -> str:
     children = " UNION ALL ".join(
         f"SELECT {k} AS u, _artifact, _row, {_key('', c.columns)} AS key "
-        f"FROM {quote(c.table)} WHERE {_present('', c.columns)}"
+        f"FROM {layout.source(c.table, c.columns)} WHERE {_present('', c.columns)}"
         for k, c in group
     )
     parents = " UNION ALL ".join(
         f"SELECT {k} AS u, _artifact, {_key('', c.ref_columns)} AS key "
-        f"FROM {quote(c.ref_table or '')}"
+        f"FROM {layout.source(c.ref_table or '', c.ref_columns)}"
         for k, c in group
     )
     return (f"SELECT ch.u AS k, ch._artifact, ch._row, {_NULLS} FROM ({children}) AS ch "
@@ -115,7 +116,8 @@ class CheckPlan:
         return " UNION ALL ".join(p for p, _ in self.parts)
 
     @classmethod
-    def compile(cls, schema: Schema, bounds: Bounds) -> CheckPlan:
+    def compile(cls, layout: Layout, bounds: Bounds) -> CheckPlan:
+        schema = layout.schema
         checks: list[Check] = []
         parts: list[tuple[str, tuple[int, ...]]] = []
         types = {t.name: {c.name: c.type for c in t.columns} for t in schema.tables}
@@ -127,14 +129,15 @@ class CheckPlan:
             cons = tuple(c for c in t.constraints if c.kind in ("not_null", "check"))
             if cons:
                 checks.append(Check("row", t.name, cons))
-                parts.append((_row_part(len(checks) - 1, t.name, cons), (len(checks) - 1,)))
+                parts.append((_row_part(layout, len(checks) - 1, t.name, cons),
+                              (len(checks) - 1,)))
         uniques: dict[tuple[str, ...], list[tuple[int, Constraint]]] = {}
         for t in schema.tables:
             for c in t.constraints:
                 if c.kind in ("primary_key", "unique"):
                     checks.append(Check("unique", t.name, (c,)))
                     uniques.setdefault(sig(t.name, c.columns), []).append((len(checks) - 1, c))
-        parts += [(_unique_part(g), tuple(k for k, _ in g)) for g in uniques.values()]
+        parts += [(_unique_part(layout, g), tuple(k for k, _ in g)) for g in uniques.values()]
         foreign: dict[tuple[str, ...], list[tuple[int, Constraint]]] = {}
         for t in schema.tables:
             for c in t.constraints:
@@ -142,10 +145,11 @@ class CheckPlan:
                     checks.append(Check("foreign_key", t.name, (c,)))
                     # DuckDB requires a foreign key's types to be the parent key's types
                     foreign.setdefault(sig(t.name, c.columns), []).append((len(checks) - 1, c))
-        parts += [(_foreign_part(g), tuple(k for k, _ in g)) for g in foreign.values()]
+        parts += [(_foreign_part(layout, g), tuple(k for k, _ in g)) for g in foreign.values()]
         for b in bounds.aggregates:
             checks.append(Check("aggregate", b.table, bound=b))
-            parts.append((aggregate_sql(len(checks) - 1, b), (len(checks) - 1,)))
+            source = layout.source(b.table, [b.column, *b.group_by])
+            parts.append((aggregate_sql(len(checks) - 1, b, source), (len(checks) - 1,)))
         return cls(checks=tuple(checks), parts=tuple(parts))
 
     # -- running ---------------------------------------------------------------------------
@@ -212,8 +216,8 @@ def _row_by_row(con: duckdb.DuckDBPyConnection, k: int, check: Check) -> list[Ro
         for c in check.constraints:
             try:
                 got = con.execute(f"SELECT {_row_exprs(c)} FROM {table} "
-                                  "WHERE _artifact = ? AND _row = ?", [a, r]).fetchone()
-                flags.append(bool(got and got[0]))
+                                  "WHERE _artifact = ? AND _row = ?", [a, r]).fetchall()
+                flags.append(bool(got and got[0][0]))
             except duckdb.Error as exc:
                 flags.append(True)
                 error = first_message_line(exc)

@@ -29,9 +29,9 @@ _ARROW = "_cohort_arrow"
 class Database:
     """One in-memory DuckDB laid out for a schema; `load`, query, `clear`, repeat."""
 
-    def __init__(self, layout: Layout, pools: Pools | None) -> None:
+    def __init__(self, layout: Layout, pools: Pools | None, optimize: bool = True) -> None:
         self.layout = layout
-        self.con = connect()
+        self.con = connect(optimize)
         self.lock = threading.Lock()
         self._close = weakref.finalize(self, self.con.close)
         try:
@@ -73,7 +73,7 @@ class Database:
         return [str(d[0]) for d in cur.description or []], cur.fetchall()
 
     def clear(self) -> None:
-        self.con.execute("DELETE FROM _stage")
+        self.con.execute("DELETE FROM _stage").fetchall()
 
     def close(self) -> None:
         self._close()

@@ -550,11 +550,14 @@ def build_corpus(seed: int, count: int) -> dict[str, str]:
 
 
 REFERENCE_SIZES = ((1, 1, 1, 0), (2, 2, 2, 0), (2, 3, 4, 1), (2, 4, 5, 1), (3, 5, 6, 2),
-                   (3, 6, 8, 2), (4, 8, 10, 2), (5, 10, 12, 2), (6, 12, 14, 2), (7, 14, 16, 2))
+                   (3, 6, 8, 2), (4, 8, 10, 2), (5, 10, 12, 2), (6, 12, 14, 2), (7, 14, 16, 2),
+                   (7, 18, 20, 2), (7, 22, 24, 2), (7, 26, 28, 2), (7, 30, 32, 2),
+                   (7, 36, 38, 2), (7, 42, 44, 2))
 
 
 def build_references(seed: int) -> dict[str, str]:
-    """Ten clean narratives in the corpus style, from ~60 to ~400 words."""
+    """Sixteen clean narratives in the corpus style, from ~50 to ~900 words (registers from
+    one room to seven rooms with 42 items): the prose gate's length distribution."""
     out: dict[str, str] = {}
     for k, (n_rooms, n_eq, n_tasks, n_close) in enumerate(REFERENCE_SIZES):
         rng = random.Random(f"reference:{seed}:{k}")
@@ -582,7 +585,16 @@ def main(argv: list[str] | None = None) -> int:
     p_refs = sub.add_parser("references", help="write the reference prose samples")
     p_refs.add_argument("--seed", type=int, default=1013)
     p_refs.add_argument("--out", type=Path, required=True)
+    p_cases = sub.add_parser("prose-cases", help="write prose_cases.jsonl, prose_labels.jsonl")
+    p_cases.add_argument("--seed", type=int, default=5)
+    p_cases.add_argument("--per-kind", type=int, default=60)
+    p_cases.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.command == "prose-cases":  # labelled prose for the prose gate (prose_cases.py)
+        import prose_cases
+
+        prose_cases.main(args.seed, args.per_kind, args.out)
+        return 0
     if args.command == "owl":
         _write(args.out, render_owl())
     elif args.command == "corpus":

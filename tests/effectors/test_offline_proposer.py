@@ -441,7 +441,7 @@ def test_real_one_shot_repair_of_every_labelled_demo_artifact(real_pools: Pools)
 
     pack = load_pack(FACILITY)
     proposer = OfflineProposer(pack, real_pools)
-    prose_gate, ri_gate = ProseGate(pack, real_pools), RiGate.from_pack(pack)
+    prose_gate, ri_gate = ProseGate(pack, real_pools), RiGate.from_pack(pack, real_pools)
     demo = {d["id"]: Artifact.model_validate(d) for d in read_corpus("demo.jsonl")}
     by_artifact: dict[str, list[Critique]] = {}
     for t in read_corpus("demo.truth.jsonl"):

@@ -330,3 +330,179 @@ def test_real_gate_finds_exactly_the_labelled_prose_flaws(real_pools: Pools) -> 
     assert truth and found == truth
     clean = [Artifact.model_validate(d) for d in read_corpus("demo.clean.jsonl")]
     assert all(v.passed for v in gate.judge(clean))
+
+
+# -- value claims ----------------------------------------------------------------------
+
+
+def _mismatches(gate: ProseGate, prose: str, **changes: Any) -> list[tuple[str | None, str]]:
+    (v,) = gate.judge([make_artifact(prose, **changes)])
+    return [(c.observed, c.expected or "") for c in v.critiques]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "EQ-001 is rated at 80 kW.",
+        "EQ-001 draws 80.4 kW.",  # within the 1% tolerance
+        "The CT scanner is rated at 80 kilowatts.",
+        "EQ-002 draws 0.015 MW.",
+        "Rated at 15 kW, EQ-002 sits in the plant room.",
+        "EQ-001 complies with IEC 60601-1.",
+        "The CT scanner in room R-101 complies with IEC 60601-1.",
+        "EQ-002 is installed in room R-B01.",
+        "EQ-002 is installed in the plant room.",
+        "EQ-001 is made by Siemens Healthineers.",
+        "Room R-B01 is on floor -1.",
+        "Task T-2, the filter change, is performed on EQ-002 every 3 months.",
+        "The register lists 2 items rated at 95 kW in all.",  # no row named: not judged
+        "EQ-001 comes from the Radiology department.",  # a department is no manufacturer
+    ],
+)
+def test_true_claims_pass(gate: ProseGate, sentence: str) -> None:
+    assert _mismatches(gate, GOOD_PROSE + " " + sentence) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "observed", "held"),
+    [
+        ("EQ-001 is rated at 120 kW.", "120 kW", "EQ-001: 80"),
+        ("EQ-002 draws 0.5 MW.", "0.5 MW", "EQ-002: 15"),
+        ("The air handling unit complies with IEC 60601-1.", "complies with IEC 60601-1",
+         "EQ-002: ASHRAE 62.1"),
+        ("EQ-001 is installed in room R-B01.", "installed in room R-B01", "EQ-001: R-101"),
+        ("EQ-001 is installed in the plant room.", "installed in the plant room",
+         "EQ-001: R-101"),
+        ("EQ-002 is made by Siemens Healthineers.", "made by Siemens Healthineers",
+         "EQ-002: Carrier"),
+        ("Room R-101 is on floor 3.", "floor 3", "R-101: 1"),
+        ("Task T-1 recurs every 6 months.", "6 months", "T-1: 12"),
+        ("Task T-1 is performed on EQ-002.", "performed on EQ-002", "T-1: EQ-001"),
+    ],
+)
+def test_false_claims_are_value_mismatches(
+    gate: ProseGate, sentence: str, observed: str, held: str
+) -> None:
+    prose = GOOD_PROSE + " " + sentence
+    (v,) = gate.judge([make_artifact(prose)])
+    (c,) = v.critiques
+    assert (c.code, c.observed, c.expected) == ("prose.value_mismatch", observed, held)
+    assert c.location.span is not None and prose[slice(*c.location.span)] == observed
+    assert c.location.cell() is None and v.rejected == ()  # the prose is wrong, not a cell
+    assert c.evidence[0] == sentence
+    assert v.metrics["value_mismatches"] == 1
+
+
+def test_the_nearest_mentions_name_the_row_of_a_claim(gate: ProseGate) -> None:
+    prose = ("EQ-001 sits beside the air handling unit, which complies with ASHRAE 62.1. "
+             "The CT scanner complies with IEC 60601-1 and the air handling unit with "
+             "ASHRAE 62.1.")
+    assert _mismatches(gate, prose) == []
+    bad = "The CT scanner and the air handling unit complies with IEC 60601-1."
+    assert [o for o, _ in _mismatches(gate, GOOD_PROSE + " " + bad)] == [
+        "complies with IEC 60601-1"]
+
+
+def test_units_are_case_sensitive_and_claims_inside_labels_are_not_numbers(
+    gate: ProseGate,
+) -> None:
+    assert _mismatches(gate, GOOD_PROSE + " EQ-001 uses 500 mW in standby.") == []
+    assert _mismatches(gate, GOOD_PROSE + " EQ-002 follows ASHRAE 62.1 kW rules.") == []
+
+
+def test_tolerance_comes_from_the_pack() -> None:
+    loose = ProseGate(make_pack(references=False, value_tolerance=0.5), make_pools())
+    assert _mismatches(loose, GOOD_PROSE + " EQ-001 is rated at 110 kW.") == []
+
+
+def test_pack_rejects_claim_rules_on_unbound_or_wrong_kind_columns() -> None:
+    from pydantic import ValidationError
+
+    for rule in ({"quantities": [{"column": "equipment.standard", "units": {"kW": 1.0}}]},
+                 {"quantities": [{"column": "equipment.rated_power_kw"}]},
+                 {"relations": [{"column": "equipment.colour", "phrases": ["painted"]}]},
+                 {"relations": [{"column": "equipment.standard", "phrases": []}]},
+                 {"length_band": [0.9, 0.1]}):
+        with pytest.raises(ValidationError):
+            make_pack(**rule)
+
+
+# -- length ----------------------------------------------------------------------------
+
+
+def test_length_band_comes_from_the_reference_percentiles() -> None:
+    from effectors.prose.length import LengthBand, percentile
+
+    assert percentile([10, 20, 30, 40], 0.5) == 25.0
+    band = LengthBand.from_references(["a " * 10, "a " * 20, "a " * 30], (0.0, 1.0))
+    assert band is not None and (band.low, band.high) == (10, 30)
+    assert LengthBand.from_references([], (0.0, 1.0)) is None
+    gate = ProseGate(make_pack(length_band=[0.0, 1.0]), make_pools())
+    assert gate.band is not None and gate.band.low >= 40 and gate.band.high >= 800
+
+
+@pytest.mark.parametrize(("words", "ok"), [(10, False), (60, True), (700, True), (2000, False)])
+def test_prose_length_against_the_band(words: int, ok: bool) -> None:
+    gate = ProseGate(make_pack(), make_pools())
+    assert gate.band is not None
+    filler = " ".join(["Nothing further is noted here."] * (words // 5))
+    prose = GOOD_PROSE + " " + filler
+    (v,) = gate.judge([make_artifact(prose)])
+    found = [c for c in v.critiques if c.code == "prose.length"]
+    assert (found == []) is ok
+    if found:
+        assert found[0].observed == f"{len(prose.split())} words"
+        assert "percentiles" in (found[0].expected or "")
+
+
+# -- truncation of lists and tables ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ending", "rule"),
+    [
+        ("\n\nActions:\n- check access;\n- update the rec", "last item lacks"),
+        ("\n\nActions:\n- check access;\n-", "empty item"),
+        ("\n\n| task | owner |\n|---|---|\n| T-1 | estates |\n| T-2 | est", "cut off"),
+        ("\n\n| task | owner |\n|---|---|\n| T-1 |", "1 of 2 cells"),
+        (" The open actions are:", "colon"),
+        (" The steps are: 1) isolate, 2) test, 3)", "list marker"),
+    ],
+)
+def test_cut_lists_and_tables_are_truncations(ending: str, rule: str) -> None:
+    fired = truncation_rules(GOOD_PROSE + ending)
+    assert any(rule in f for f in fired), fired
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "\n\nActions:\n- check access;\n- update the records.",
+        "\n\nActions:\n- check access\n- update the records",
+        "\n\n| task | owner |\n|---|---|\n| T-1 | estates |",
+        " It is on floor 3.",
+        " It was serviced (see note 3).",
+    ],
+)
+def test_complete_lists_and_tables_end_properly(ending: str) -> None:
+    assert truncation_rules(GOOD_PROSE + ending) == []
+
+
+# -- untrusted text --------------------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ct scanner IEC 60601-1 air handling unit.,-()\"")),
+               max_size=120))
+def test_ascii_and_general_paths_find_the_same_mentions(text: str) -> None:
+    m = EntityMatcher(make_pools())
+    assert m.find(text) == m.find(text + "é")  # the trailing accent forces the general path
+
+
+def test_huge_and_odd_unicode_prose_is_judged_safely(gate: ProseGate) -> None:
+    odd = "ＣＴ ｓｃａｎｎｅｒ\u200b complies with IEC 60601‑1 ﬁlter 😀 " * 2000
+    (v,) = gate.judge([make_artifact(GOOD_PROSE + " " + odd + "(" * 5000)])
+    assert not v.crashed
+    assert "prose.truncated" in {c.code for c in v.critiques}
+    m = EntityMatcher(make_pools())
+    assert m.mentioned("ＣＴ ｓｃａｎｎｅｒ") == {"ct_scanner"}

@@ -55,7 +55,7 @@ def test_pool_table_rows(gate: RiGate) -> None:
     rows = con.execute('SELECT "class", individual, name FROM _pool ORDER BY ALL').fetchall()
     assert ("Animal", "dog", "hound") in rows and ("Canine", "dog", "Dog") in rows
     assert ("Animal", "oak", "Oak") not in rows
-    assert len(rows) == len(set(rows)) == 11  # 2 Animal x names(2+3), Canine 3, Plant 2
+    assert len(rows) == len(set(rows)) == 10  # Animal: cat 2 + dog 3 names; Canine 3; Plant 2
 
 
 def test_values_within_the_hypernym_pass_by_fragment_or_label(gate: RiGate) -> None:

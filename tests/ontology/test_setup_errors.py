@@ -10,7 +10,8 @@ from effectors.value_gate import ValueGate
 from harness.errors import InfrastructureError, PackError
 from harness.models import Artifact
 from harness.pack import load_pack
-from ontology import HermitRunner, load_pools
+from ontology import BaseOntology, HermitRunner, load_pools
+from ontology.warm import WarmHermit, default_reasoner
 
 pytestmark = pytest.mark.java
 
@@ -65,6 +66,7 @@ def test_inconsistent_base_ontology(facility_copy: Path, tmp_path: Path) -> None
     with pytest.raises(PackError, match="inconsistent") as err:
         load_pools(load_pack(facility_copy), tmp_path / "cache")
     assert err.value.file == str(owl.resolve())
+    assert "<http://membrane.dev/packs/facility#chimera>" in str(err.value)
 
 
 def test_missing_java_is_an_infrastructure_error(
@@ -95,3 +97,30 @@ def test_other_inconsistency_is_isolated_as_unsat(tiny_pack: Path, tmp_path: Pat
     ]
     assert v_good.critiques == ()
     assert gate.judge([bad]) == [v_bad]
+
+
+def test_warm_reasoner_timeout_fails_closed(tiny_pack: Path, tmp_path: Path) -> None:
+    gate = ValueGate.from_pack(load_pack(tiny_pack), tmp_path / "cache", WarmHermit())
+    gate.runner = WarmHermit(timeout_s=1e-9)
+    a = Artifact(id="a", tables={"things": [{"id": "1", "colour": "red"}]})
+    with pytest.raises(InfrastructureError, match="did not answer"):
+        gate.judge([a])
+
+
+def test_warm_reasoner_failure_fails_closed() -> None:
+    broken = BaseOntology.of("<urn:a> this is not N-Triples at all\n")
+    with pytest.raises(InfrastructureError, match="HermiT failed"):
+        WarmHermit().consistent(broken, [])
+
+
+def test_subprocess_fallback_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBRANE_REASONER", "subprocess")
+    assert isinstance(default_reasoner(), HermitRunner)
+
+
+def test_cold_reasoner_crash_fails_closed(tiny_pack: Path, tmp_path: Path) -> None:
+    gate = ValueGate.from_pack(load_pack(tiny_pack), tmp_path / "cache", HermitRunner())
+    gate.runner = HermitRunner(memory_mb=1)  # the JVM cannot even start with a 1 MB heap
+    a = Artifact(id="a", tables={"things": [{"id": "1", "colour": "red"}]})
+    with pytest.raises(InfrastructureError):
+        gate.judge([a])

@@ -148,6 +148,7 @@ def test_hermes_relays_a_scaffold_tool_and_its_answer_becomes_the_proposal(
         and '<data name="critique"' in (first["messages"][1]["content"])
     )
     assert first["max_tokens"] == hermes.settings.max_completion_tokens
+    assert (first["temperature"], first["seed"]) == (0.0, 0)  # [llm] temperature, workspace seed
     assert not first.get("stream")
     assert server.headers[0].get("Authorization") == f"Bearer {SECRET}"
     tool_msg = next(m for m in second["messages"] if m["role"] == "tool")
@@ -287,20 +288,18 @@ def test_a_worker_crash_is_a_clean_error_and_the_next_call_respawns_it(
 
 
 def test_a_hung_conversation_is_stopped_at_the_run_timeout(
-    facility_pack: Pack,
-    facility_pools: Pools,
-    server: ScriptedServer,
-    model: Switch,
-    candidate: Artifact,
-    tmp_path: Path,
+    hermes: HermesProposer, model: Switch, candidate: Artifact
 ) -> None:
     model.responder = lambda body: Reply(body=completion("{}").body, delay=60)
-    p = make(facility_pack, facility_pools, server, tmp_path, run_timeout_s=8, timeout_s=120)
+    hermes.settings = hermes.settings.model_copy(update={"run_timeout_s": 4.0})
+    request = request_for(candidate).model_copy(update={"run_id": "fac-0001.hung"})
     t0 = time.monotonic()
     try:
         with pytest.raises(InfrastructureError, match="took too long"):
-            p.propose(request_for(candidate))
+            hermes.propose(request)
+        assert time.monotonic() - t0 < 15
+        assert hermes.worker is not None and not hermes.worker.alive  # killed, not waited on
+        with pytest.raises(InfrastructureError, match="per-run timeout"):
+            hermes.propose(request)  # the run's time is spent: no new worker for it
     finally:
-        p.close()
-    assert time.monotonic() - t0 < 20
-    assert p.worker is None
+        hermes.settings = hermes.settings.model_copy(update={"run_timeout_s": 900.0})
