@@ -78,7 +78,13 @@ class Session:
     engines: Engines
 
     def close(self) -> None:
-        self.ledger.close()
+        """Release the ledger and any proposer resources (e.g. hermes' worker process)."""
+        closer = getattr(self.engines.proposer, "close", None)
+        try:
+            if callable(closer):
+                closer()
+        finally:
+            self.ledger.close()
 
 
 def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pack:

@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument(
             "--proposer",
             metavar="NAME",
-            help="proposer: offline or openai (default: `proposer` in membrane.toml, else offline)",
+            help="proposer: offline, openai or hermes (default: `proposer` in membrane.toml, else offline)",
         )
         c.add_argument(
             "--replay",

@@ -278,7 +278,7 @@ def test_flawed_artifacts_keep_tasks_and_power_budgets(flawed: list[dict[str, An
 
 def test_prose_lengths_fall_inside_the_references(flawed: list[dict[str, Any]]) -> None:
     refs = [len(p.read_text(encoding="utf-8").split()) for p in (PACK / "references").glob("*.txt")]
-    assert len(refs) == 10 and min(refs) <= 70 and max(refs) >= 350
+    assert len(refs) == 16 and min(refs) <= 70 and max(refs) >= 800
     for art in flawed:
         assert min(refs) <= len(art["prose"].split()) <= max(refs)
 
@@ -304,3 +304,29 @@ def test_defect_rates_are_roughly_as_specified(
     assert 0.07 <= placeholders / object_cells <= 0.11
     untouched = n - len({t["artifact_id"] for t in truth})
     assert 0.20 <= untouched / n <= 0.30
+
+
+# --- labelled prose cases (prose_cases.py) ---
+
+
+def test_prose_cases_are_deterministic_and_checked_in_copy_is_current() -> None:
+    cases = _load("facility_prose_cases", PACK / "prose_cases.py")
+    shipped = (CORPUS / "prose_cases.jsonl").read_text(encoding="utf-8").splitlines()
+    labels = (CORPUS / "prose_labels.jsonl").read_text(encoding="utf-8").splitlines()
+    by_id = {json.loads(line)["id"]: line for line in shipped}
+    label_by_id = {json.loads(line)["id"]: line for line in labels}
+    for kind in cases.KINDS:
+        for i in (0, 7, 59):
+            artifact, label = cases.build_case(5, kind, i)
+            assert gen._line(artifact).rstrip("\n") == by_id[artifact["id"]], "regenerate"
+            assert gen._line(label).rstrip("\n") == label_by_id[label["id"]]
+    kinds = Counter(json.loads(line)["kind"] for line in labels)
+    assert kinds == {k: 60 for k in cases.KINDS}
+
+
+def test_long_narratives_have_the_lengths_asked_for() -> None:
+    cases = _load("facility_prose_cases", PACK / "prose_cases.py")
+    words = [len(str(cases.long_artifact(3, i)["prose"]).split()) for i in range(20)]
+    assert all(200 <= w <= 800 for w in words)
+    assert max(words) - min(words) > 300
+    assert d.find_entities(str(cases.long_artifact(3, 0)["prose"]))
