@@ -14,10 +14,13 @@ import threading
 import weakref
 from collections.abc import Sequence
 
+import duckdb
+
 from effectors.ri_gate.assertions import Assertion, view_sql
 from effectors.ri_gate.ddl import connect, quote
 from effectors.ri_gate.pool_tables import create_pool_table
 from effectors.ri_gate.staging import Hit, Layout, Staged, type_hits
+from harness.errors import InfrastructureError
 from harness.models import Artifact
 from harness.pools import Pools
 
@@ -31,9 +34,11 @@ class Database:
 
     def __init__(self, layout: Layout, pools: Pools | None, optimize: bool = True) -> None:
         self.layout = layout
-        self.con = connect(optimize)
         self.lock = threading.Lock()
-        self._close = weakref.finalize(self, self.con.close)
+        # the connection lives in a holder the finalizer empties (at close, garbage
+        # collection or interpreter exit), so no DuckDB object outlives the interpreter
+        self._holder = [connect(optimize)]
+        self._close = weakref.finalize(self, _shutdown, self._holder)
         try:
             self.con.execute(layout.create_sql())
             for t_idx in range(len(layout.schema.tables)):
@@ -43,6 +48,12 @@ class Database:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if not self._holder:
+            raise InfrastructureError("the gate's database is closed")
+        return self._holder[0]
 
     def add_assertions(self, assertions: Sequence[Assertion]) -> None:
         for i, a in enumerate(assertions):
@@ -77,3 +88,8 @@ class Database:
 
     def close(self) -> None:
         self._close()
+
+
+def _shutdown(holder: list[duckdb.DuckDBPyConnection]) -> None:
+    while holder:
+        holder.pop().close()
