@@ -47,9 +47,15 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench loop --json
+	$(BIN)/python -m bench value_gate --json
+	$(BIN)/python -m bench ri_gate --json
+	$(BIN)/python -m bench prose_gate --json
 
 corpus: $(STAMP)
-	$(BIN)/python packs/facility/generate.py --seed 7 --count 240 --out packs/facility/corpus
+	$(BIN)/python packs/facility/generate.py owl --out packs/facility/ontology/facility.owl
+	$(BIN)/python packs/facility/generate.py corpus --seed 7 --count 240 --out packs/facility/corpus
+	$(BIN)/python packs/facility/generate.py references --out packs/facility/references
+	$(BIN)/python packs/facility/generate.py prose-cases --out packs/facility/corpus
 
 clean-demo:
 	rm -rf scratch/* current/* archive trace .membrane
