@@ -47,7 +47,7 @@ def _batch(ws: Path, corpus: Path) -> subprocess.Popen[bytes]:
 
 def test_sigkill_at_random_points_then_rerun_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
-    lines = DEMO.read_text().splitlines(keepends=True)[:64]
+    lines = DEMO.read_text().splitlines(keepends=True)  # all 240: a batch is fast now
     corpus.write_text("".join(lines))
     ids = [json.loads(x)["id"] for x in lines]
     ws = tmp_path / "ws"
