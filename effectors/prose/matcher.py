@@ -132,28 +132,108 @@ def _phrases(node: _Node, prefix: str = "") -> list[str]:
     return out
 
 
-def _trie_regex(root: _Node, plurals: bool) -> re.Pattern[str]:
+def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
     """One regex for every phrase of a word trie, factored character by character (so the
     engine never tries phrases one by one): words joined by any non-alphanumeric run, whole
     words only, greedy (a longer phrase is tried before its prefix). `plurals`: a phrase's
-    last word may take an "s" (as `_plural` reads it)."""
+    last word may take an "s" (as `_plural` reads it); a set: the phrases that may.
+
+    The pattern is searched in " " + the lower-cased text: it starts at the character before
+    a phrase, which must not be alphanumeric, and group 1 is the phrase. Leading with a
+    character set (instead of a look-behind) lets `re` skip to the non-alphanumeric
+    characters before it tries the trie."""
     chars: dict[str, Any] = {}
     for phrase in _phrases(root):
         node = chars
         for ch in phrase:
             node = node.setdefault(ch, {})
-        node[""] = {}
+        node[""] = phrase
 
     def gen(node: dict[str, Any], word_len: int) -> str:
         alts = [("[^0-9a-z]+" + gen(child, 0)) if ch == " " else
                 (re.escape(ch) + gen(child, word_len + 1))
                 for ch, child in sorted(node.items()) if ch]
         if "" in node:
-            alts.append("s?" if plurals and word_len >= 3 else "")
+            plural = plurals if isinstance(plurals, bool) else node[""] in plurals
+            alts.append("s?" if plural and word_len >= 3 else "")
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     body = gen(chars, 0) if chars else r"(?!x)x"
-    return re.compile(rf"(?<![0-9a-z]){body}(?![0-9a-z])")
+    return re.compile(rf"[^0-9a-z]({body})(?![0-9a-z])")
+
+
+def _copy_trie(src: _Node, dst: _Node) -> None:
+    for word, child in src.children.items():
+        node = dst.children.setdefault(word, _Node())
+        if child.individual is not None and node.individual is None:
+            node.individual = child.individual
+        _copy_trie(child, node)
+
+
+def _terminals(node: _Node, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    """(words, payload) of every phrase of a word trie."""
+    out = [(prefix, node.individual)] if node.individual is not None and prefix else []
+    for word, child in node.children.items():
+        out += _terminals(child, (*prefix, word))
+    return out
+
+
+def _overlap(mention: tuple[str, ...], cue: tuple[str, ...]) -> bool:
+    """Could a match of `mention` and a match of `cue` share a word, other than the cue lying
+    inside the mention (a cue inside a mention is dropped either way)?"""
+    lm, lc = len(mention), len(cue)
+    for d in range(1 - lc, lm):  # the cue starts d words after the mention
+        lo, hi = max(0, d), min(lm, d + lc)
+        if all(mention[k] == cue[k - d] for k in range(lo, hi)):
+            if not (d >= 0 and d + lc <= lm):
+                return True
+    return False
+
+
+class _Combined:
+    """Mentions and cue phrases in one regex pass over ASCII text.
+
+    The union of the two tries finds, at each word, the longest phrase of either kind. That
+    is what two separate scans find (mentions; cue hits outside mentions) unless a mention
+    and a cue could overlap other than the cue lying inside the mention: phrases that could
+    are `risky`, and a text where one matches is scanned the two ways separately."""
+
+    def __init__(self, matcher: EntityMatcher, cues: CueSet) -> None:
+        self.cues = cues  # kept alive: the cache is keyed by its id
+        root = _Node()
+        _copy_trie(matcher._root, root)
+        _copy_trie(cues.root, root)
+        mentions = _terminals(matcher._root)
+        self.regex = _trie_regex(root, plurals={" ".join(words) for words, _ in mentions})
+        phrases = _terminals(cues.root)
+        by_word: dict[str, set[int]] = {}
+        for k, (words, _) in enumerate(phrases):
+            for w in words:
+                by_word.setdefault(w, set()).add(k)
+        risky_cues: set[int] = set()
+        risky_mentions: set[tuple[str, ...]] = set()
+        for words, _ in mentions:
+            variants = [words]
+            if len(words[-1]) >= 3:
+                variants.append((*words[:-1], words[-1] + "s"))
+            for v in variants:
+                for k in sorted(set().union(*(by_word.get(w, set()) for w in v))):
+                    if _overlap(v, phrases[k][0]):
+                        risky_cues.add(k)
+                        risky_mentions.add(words)
+        # matched text (lower-cased, words joined by one space) -> (individual, cue, risky);
+        # a mention wins over a cue of the same words (the cue would lie inside it)
+        self.table: dict[str, tuple[str | None, int, bool]] = {}
+        for k, (words, payload) in enumerate(phrases):
+            self.table[" ".join(words)] = (None, int(payload), k in risky_cues)
+        for key, (individual, words) in matcher._interpretations().items():
+            self.table[key] = (individual, -1, words in risky_mentions)
+
+    def lookup(self, matched: str) -> tuple[str | None, int, bool]:
+        try:
+            return self.table[matched]
+        except KeyError:
+            return self.table[" ".join(_ASCII_TOKEN.findall(matched))]
 
 
 class CueSet:
@@ -173,8 +253,13 @@ class CueSet:
                 node.individual = str(payload)
             self.depth = max(self.depth, len(words))
         self.regex = _trie_regex(self.root, plurals=False)
+        self._by_text = {" ".join(words): int(p) for words, p in _terminals(self.root)}
 
     def payload(self, matched: str) -> int:
+        try:
+            return self._by_text[matched]
+        except KeyError:
+            pass
         node = self.root
         for w in _ASCII_TOKEN.findall(matched):
             node = node.children[w]
@@ -218,13 +303,18 @@ class EntityMatcher:
         self._root = _Node()
         self.depth = 0
         self.terms = 0  # distinct normalised labels (the vocabulary size)
+        self._raw: list[str] = []  # labels as written (lower-cased): the usual matched text
         for name in sorted(pools.individuals):
             info = pools.individuals[name]
             for text in (*info.labels, name.replace("_", " ")):
                 words = normalize_label(text).split()
                 if 0 < len(words) <= _MAX_TERM_WORDS:
                     self._add(words, name)
+                    if text.isascii():
+                        self._raw.append(text.lower())
         self._regex = _trie_regex(self._root, plurals=True)
+        self._by_text = {k: ind for k, (ind, _) in self._interpretations().items()}
+        self._combined: dict[int, _Combined] = {}
 
     def _add(self, words: list[str], individual: str) -> None:
         node = self._root
@@ -235,6 +325,24 @@ class EntityMatcher:
             self.terms += 1
         self.depth = max(self.depth, len(words))
 
+    def _interpretations(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Matched text -> (individual, the phrase's words) for every text the regex can
+        match, written with single spaces, plus the labels as written: a phrase as such
+        wins over a plural read as its singular (as the regex tries it first)."""
+        out: dict[str, tuple[str, tuple[str, ...]]] = {}
+        terms = _terminals(self._root)
+        for words, ind in terms:
+            if len(words[-1]) >= 3:
+                out[" ".join(words) + "s"] = (ind, words)
+        for words, ind in terms:
+            out[" ".join(words)] = (ind, words)
+        for raw in self._raw:
+            for text in (raw, raw + "s"):
+                canon = " ".join(_ASCII_TOKEN.findall(text))
+                if canon in out:
+                    out.setdefault(text, out[canon])
+        return out
+
     def find(self, text: str) -> list[Mention]:
         """Every mention, left to right, longest match first, never overlapping."""
         return self.scan(text)[0]
@@ -244,9 +352,17 @@ class EntityMatcher:
         words of a value claim) outside mentions.
 
         ASCII text (the common case) is matched by the trie compiled into one regex over the
-        lower-cased text (greedy, so the longest term wins); other text by walking the trie
-        over its normalised words (written out inline: it is the slow path's hot loop)."""
+        lower-cased text (greedy, so the longest term wins), together with the cues when no
+        mention can overlap a cue (see `_Combined`); other text by walking the trie over its
+        normalised words (written out inline: it is the slow path's hot loop)."""
         if text.isascii():
+            if cues is not None:
+                combined = self._combined.get(id(cues))
+                if combined is None or combined.cues is not cues:
+                    combined = self._combined[id(cues)] = _Combined(self, cues)
+                found = _scan_combined(combined, text)
+                if found is not None:
+                    return found
             return self._scan_ascii(text, cues)
         loc = _Locator(text)
         words = loc.words
@@ -290,12 +406,18 @@ class EntityMatcher:
         return mentions, hits
 
     def _scan_ascii(self, text: str, cues: CueSet | None) -> tuple[list[Mention], list[Cue]]:
-        low = text.lower()
-        mentions = [Mention(self._individual(m.group()), m.start(), m.end())
-                    for m in self._regex.finditer(low)]
+        low = " " + text.lower()  # the regexes start at the character before a phrase
+        by_text = self._by_text
+        mentions = []
+        for m in self._regex.finditer(low):
+            matched = m.group(1)
+            start, end = m.span(1)
+            individual = by_text.get(matched) or self._individual(matched)
+            mentions.append(_new_mention(Mention, (individual, start - 1, end - 1)))
         if cues is None:
             return mentions, []
-        hits = [Cue(cues.payload(m.group()), m.start(), m.end()) for m in cues.regex.finditer(low)]
+        hits = [Cue(cues.payload(m.group(1)), m.start(1) - 1, m.end(1) - 1)
+                for m in cues.regex.finditer(low)]
         if hits and mentions:
             hits = [h for h in hits if not _inside(mentions, h.start)]
         return mentions, hits
@@ -312,6 +434,28 @@ class EntityMatcher:
 
     def mentioned(self, text: str) -> set[str]:
         return {m.individual for m in self.find(text)}
+
+
+_new_mention = tuple.__new__  # Mention(...) without the Python-level __new__ (a hot path)
+
+
+def _scan_combined(combined: _Combined, text: str) -> tuple[list[Mention], list[Cue]] | None:
+    """Mentions and cue hits of ASCII text in one pass; None when a risky phrase matched."""
+    low = " " + text.lower()
+    table = combined.table
+    mentions: list[Mention] = []
+    hits: list[Cue] = []
+    for m in combined.regex.finditer(low):
+        matched = m.group(1)
+        start, end = m.span(1)
+        entry = table.get(matched) or combined.lookup(matched)
+        if entry[2]:
+            return None
+        if entry[0] is not None:
+            mentions.append(_new_mention(Mention, (entry[0], start - 1, end - 1)))
+        else:
+            hits.append(_new_mention(Cue, (entry[1], start - 1, end - 1)))
+    return mentions, hits
 
 
 class CachedResolver:

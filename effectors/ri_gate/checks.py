@@ -23,7 +23,7 @@ own and a failing CHECK is evaluated row by row: a row that errors violates it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -154,13 +154,19 @@ class CheckPlan:
 
     # -- running ---------------------------------------------------------------------------
 
-    def run(self, con: duckdb.DuckDBPyConnection) -> list[Hit]:
-        """Every violation in the staged cohort, ordered by artifact, check, row."""
+    def run(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        query: Callable[[str], duckdb.DuckDBPyConnection] | None = None,
+    ) -> list[Hit]:
+        """Every violation in the staged cohort, ordered by artifact, check, row. `query`
+        runs the one combined statement (a warm database passes its prepared-statement
+        runner); if that statement fails, the checks run part by part on `con`."""
         sql = self.sql
         if sql is None:
             return []
         try:
-            rows: list[Row] = con.execute(sql).fetchall()
+            rows: list[Row] = (query or con.execute)(sql).fetchall()
         except duckdb.Error:
             rows = self._run_parts(con)
         keyed: list[tuple[tuple[int, int, int, int], Hit]] = []

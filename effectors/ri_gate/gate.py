@@ -170,7 +170,7 @@ class RiGate:
         try:
             hits = db.load(staged, candidates)
             mistyped = {(h.artifact, h.table, h.row, h.columns) for h in hits}
-            hits += [h for h in self.plan.run(db.con)
+            hits += [h for h in self.plan.run(db.con, db.query)
                      if not (h.code == "ri.not_null"
                              and (h.artifact, h.table, h.row, h.columns) in mistyped)]
             hits += row_count_hits(self.bounds, counts, candidates)
