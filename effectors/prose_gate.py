@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from effectors.prose.claims import ClaimChecker, Mismatch
+from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
 from effectors.prose.length import LengthBand, word_count
-from effectors.prose.matcher import CachedResolver, EntityMatcher, Mention
+from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
 from effectors.prose.text import Sentences, truncation_rules
 from harness.models import Artifact, Cell, Critique, Location, Verdict
 from harness.pack import Pack
@@ -121,32 +121,43 @@ class ProseGate:
         if not self.pack.config.prose.enabled:
             return Verdict(gate=self.name, artifact_id=artifact.id)
         prose = artifact.prose
-        mentions, hits = self.matcher.scan(prose, self.claims.cues)
+        cues = self.claims.cues
+        if cues is not None:
+            mentions, hits = self.matcher.anchors(prose, cues)
+        else:
+            mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
-        critiques, metrics = self._entities(artifact, prose, mentions, sentences)
-        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences)
+        index = self.claims.index(artifact)  # the rows, resolved once for both checks
+        critiques, metrics = self._entities(prose, mentions, sentences, index)
+        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences,
+                                               index)
         critiques += [self._mismatch(prose, m) for m in mismatches]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))
         critiques += self._truncation(prose)
         if self.entailment is not None:
-            critiques += self.entailment.check(self.name, artifact, prose, mentions, sentences)
+            critiques += self.entailment.check(self.name, artifact, prose,
+                                               [Mention(i, s, e) for s, e, i, _ in mentions],
+                                               sentences)
         metrics |= {"words": float(words), "claims": float(judged),
                     "value_mismatches": float(len(mismatches))}
         return Verdict(
             gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
         )
 
-    def _entities(self, artifact: Artifact, prose: str, mentions: list[Mention],
-                  sentences: Sentences) -> tuple[list[Critique], dict[str, float]]:
-        view = view_of(self.pack, self.pools, artifact, self.resolve)
-        keys = key_entities(self.pack, self.pools, artifact, self.resolve)
+    def _entities(self, prose: str, mentions: list[Anchor], sentences: Sentences,
+                  index: ArtifactIndex) -> tuple[list[Critique], dict[str, float]]:
+        view = index.view
+        keys = index.key_entities(self.pack.config.prose.entity_columns)
+        mentioned = {m[2] for m in mentions}
         first: dict[str, Mention] = {}
-        for m in mentions:
-            first.setdefault(m.individual, m)
+        if not mentioned <= view:
+            for s, e, individual, _ in mentions:
+                if individual not in view and individual not in first:
+                    first[individual] = Mention(individual, s, e)
         critiques: list[Critique] = []
-        unknown = sorted((m for i, m in first.items() if i not in view), key=lambda m: m.start)
+        unknown = sorted(first.values(), key=lambda m: m.start)
         for m in unknown:
             critiques.append(Critique(
                 code="prose.unknown_entity",
@@ -158,7 +169,7 @@ class ProseGate:
                 message=f"the prose mentions {prose[m.start:m.end]!r}, "
                 "which no cell of the artifact names",
             ))
-        missing = [k for k in keys if k not in first]
+        missing = [k for k in keys if k not in mentioned]
         coverage = (len(keys) - len(missing)) / len(keys) if keys else 1.0
         min_coverage = self.pack.config.prose.min_coverage
         if missing and coverage < min_coverage:

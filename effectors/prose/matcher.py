@@ -138,10 +138,9 @@ def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
     words only, greedy (a longer phrase is tried before its prefix). `plurals`: a phrase's
     last word may take an "s" (as `_plural` reads it); a set: the phrases that may.
 
-    The pattern is searched in " " + the lower-cased text: it starts at the character before
-    a phrase, which must not be alphanumeric, and group 1 is the phrase. Leading with a
-    character set (instead of a look-behind) lets `re` skip to the non-alphanumeric
-    characters before it tries the trie."""
+    The pattern is searched in " " + `text.translate(_FOLD)`, where every character but
+    [0-9a-z] is a space: it starts at the space before a phrase and group 1 is the phrase. Leading with a
+    literal (instead of a look-behind) lets `re` skip to the spaces before it tries the trie."""
     chars: dict[str, Any] = {}
     for phrase in _phrases(root):
         node = chars
@@ -150,7 +149,7 @@ def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
         node[""] = phrase
 
     def gen(node: dict[str, Any], word_len: int) -> str:
-        alts = [("[^0-9a-z]+" + gen(child, 0)) if ch == " " else
+        alts = [(" +" + gen(child, 0)) if ch == " " else
                 (re.escape(ch) + gen(child, word_len + 1))
                 for ch, child in sorted(node.items()) if ch]
         if "" in node:
@@ -159,7 +158,12 @@ def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     body = gen(chars, 0) if chars else r"(?!x)x"
-    return re.compile(rf"[^0-9a-z]({body})(?![0-9a-z])")
+    return re.compile(rf" ({body})(?![0-9a-z])")
+
+
+# ASCII text with its letters lower-cased and every other character but a digit a space: the
+# same length (spans carry over) and the same words
+_FOLD = str.maketrans({c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)})
 
 
 def _copy_trie(src: _Node, dst: _Node) -> None:
@@ -184,9 +188,9 @@ def _overlap(mention: tuple[str, ...], cue: tuple[str, ...]) -> bool:
     lm, lc = len(mention), len(cue)
     for d in range(1 - lc, lm):  # the cue starts d words after the mention
         lo, hi = max(0, d), min(lm, d + lc)
-        if all(mention[k] == cue[k - d] for k in range(lo, hi)):
-            if not (d >= 0 and d + lc <= lm):
-                return True
+        inside = d >= 0 and d + lc <= lm
+        if not inside and all(mention[k] == cue[k - d] for k in range(lo, hi)):
+            return True
     return False
 
 
@@ -303,15 +307,12 @@ class EntityMatcher:
         self._root = _Node()
         self.depth = 0
         self.terms = 0  # distinct normalised labels (the vocabulary size)
-        self._raw: list[str] = []  # labels as written (lower-cased): the usual matched text
         for name in sorted(pools.individuals):
             info = pools.individuals[name]
             for text in (*info.labels, name.replace("_", " ")):
                 words = normalize_label(text).split()
                 if 0 < len(words) <= _MAX_TERM_WORDS:
                     self._add(words, name)
-                    if text.isascii():
-                        self._raw.append(text.lower())
         self._regex = _trie_regex(self._root, plurals=True)
         self._by_text = {k: ind for k, (ind, _) in self._interpretations().items()}
         self._combined: dict[int, _Combined] = {}
@@ -327,8 +328,8 @@ class EntityMatcher:
 
     def _interpretations(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Matched text -> (individual, the phrase's words) for every text the regex can
-        match, written with single spaces, plus the labels as written: a phrase as such
-        wins over a plural read as its singular (as the regex tries it first)."""
+        match, words joined by one space: a phrase as such wins over a plural read as its
+        singular (as the regex tries it first)."""
         out: dict[str, tuple[str, tuple[str, ...]]] = {}
         terms = _terminals(self._root)
         for words, ind in terms:
@@ -336,11 +337,6 @@ class EntityMatcher:
                 out[" ".join(words) + "s"] = (ind, words)
         for words, ind in terms:
             out[" ".join(words)] = (ind, words)
-        for raw in self._raw:
-            for text in (raw, raw + "s"):
-                canon = " ".join(_ASCII_TOKEN.findall(text))
-                if canon in out:
-                    out.setdefault(text, out[canon])
         return out
 
     def find(self, text: str) -> list[Mention]:
@@ -356,13 +352,6 @@ class EntityMatcher:
         mention can overlap a cue (see `_Combined`); other text by walking the trie over its
         normalised words (written out inline: it is the slow path's hot loop)."""
         if text.isascii():
-            if cues is not None:
-                combined = self._combined.get(id(cues))
-                if combined is None or combined.cues is not cues:
-                    combined = self._combined[id(cues)] = _Combined(self, cues)
-                found = _scan_combined(combined, text)
-                if found is not None:
-                    return found
             return self._scan_ascii(text, cues)
         loc = _Locator(text)
         words = loc.words
@@ -405,15 +394,36 @@ class EntityMatcher:
             hits = [h for h in hits if not _inside(mentions, h.start)]
         return mentions, hits
 
+    def anchors(self, text: str, cues: CueSet) -> tuple[list[Anchor], list[Hit]]:
+        """`scan` for the prose gate's hot path: mentions as (start, end, individual, False),
+        hits as (payload, start, end) tuples."""
+        if text.isascii():
+            found = _scan_combined(self._combine(cues), text)
+            if found is not None:
+                return found
+        mentions, hits = self.scan(text, cues)
+        return [(m[1], m[2], m[0], False) for m in mentions], [(h[0], h[1], h[2]) for h in hits]
+
+    def _combine(self, cues: CueSet) -> _Combined:
+        combined = self._combined.get(id(cues))
+        if combined is None or combined.cues is not cues:
+            combined = self._combined[id(cues)] = _Combined(self, cues)
+        return combined
+
     def _scan_ascii(self, text: str, cues: CueSet | None) -> tuple[list[Mention], list[Cue]]:
-        low = " " + text.lower()  # the regexes start at the character before a phrase
+        if cues is not None:
+            found = _scan_combined(self._combine(cues), text)
+            if found is not None:
+                return ([Mention(ind, s, e) for s, e, ind, _ in found[0]],
+                        [Cue(*h) for h in found[1]])
+        low = " " + text.translate(_FOLD)  # the regexes start at the space before a phrase
         by_text = self._by_text
         mentions = []
         for m in self._regex.finditer(low):
             matched = m.group(1)
             start, end = m.span(1)
             individual = by_text.get(matched) or self._individual(matched)
-            mentions.append(_new_mention(Mention, (individual, start - 1, end - 1)))
+            mentions.append(Mention(individual, start - 1, end - 1))
         if cues is None:
             return mentions, []
         hits = [Cue(cues.payload(m.group(1)), m.start(1) - 1, m.end(1) - 1)
@@ -436,25 +446,26 @@ class EntityMatcher:
         return {m.individual for m in self.find(text)}
 
 
-_new_mention = tuple.__new__  # Mention(...) without the Python-level __new__ (a hot path)
+Anchor = tuple[int, int, str, bool]  # (start, end, individual or row key, is a row key)
+Hit = tuple[int, int, int]  # (cue payload, start, end)
 
 
-def _scan_combined(combined: _Combined, text: str) -> tuple[list[Mention], list[Cue]] | None:
-    """Mentions and cue hits of ASCII text in one pass; None when a risky phrase matched."""
-    low = " " + text.lower()
+def _scan_combined(combined: _Combined, text: str) -> tuple[list[Anchor], list[Hit]] | None:
+    """Mentions (as anchors) and cue hits of ASCII text in one pass; None when a risky
+    phrase matched (see `_Combined`)."""
     table = combined.table
-    mentions: list[Mention] = []
-    hits: list[Cue] = []
-    for m in combined.regex.finditer(low):
+    mentions: list[Anchor] = []
+    hits: list[Hit] = []
+    for m in combined.regex.finditer(" " + text.translate(_FOLD)):
         matched = m.group(1)
         start, end = m.span(1)
         entry = table.get(matched) or combined.lookup(matched)
         if entry[2]:
             return None
         if entry[0] is not None:
-            mentions.append(_new_mention(Mention, (entry[0], start - 1, end - 1)))
+            mentions.append((start - 1, end - 1, entry[0], False))
         else:
-            hits.append(_new_mention(Cue, (entry[1], start - 1, end - 1)))
+            hits.append((entry[1], start - 1, end - 1))
     return mentions, hits
 
 
@@ -465,16 +476,16 @@ class CachedResolver:
     def __init__(self, pools: Pools, size: int = 100_000) -> None:
         self.pools = pools
         self.size = size
-        self._memo: dict[str, str | None] = {}
+        self.memo: dict[str, str | None] = {}
 
     def __call__(self, value: object) -> str | None:
         if not isinstance(value, str):
             return None
         try:
-            return self._memo[value]
+            return self.memo[value]
         except KeyError:
             pass
-        if len(self._memo) >= self.size:
-            self._memo.clear()
-        out = self._memo[value] = self.pools.resolve(value)
+        if len(self.memo) >= self.size:
+            self.memo.clear()
+        out = self.memo[value] = self.pools.resolve(value)
         return out

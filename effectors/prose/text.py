@@ -15,7 +15,10 @@ from bisect import bisect_right
 
 __all__ = ["CONNECTORS", "Sentences", "truncation_rules"]
 
-_SENTENCE_END = re.compile(r"([.!?][\"')\]”’»]*)\s+|\n\s*\n")
+# a sentence ends after [.!?] (and closing quotes or brackets) and white space, or at a blank
+# line; the pattern leads with a character set so that `re` skips to those characters (group 1
+# is the end of the sentence, None at a blank line)
+_SENTENCE_END = re.compile(r"[.!?\n](?:(?<=[.!?])([\"')\]”’»]*)\s+|(?<=\n)\s*\n)")
 _TERMINAL = re.compile(r"[.!?][\"')\]”’»]*$")
 _TOKEN = re.compile(r"[^\W_]+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+(.*))?$")
@@ -32,6 +35,7 @@ _HARD_CONNECTORS = frozenset(
     {"and", "or", "the", "a", "an", "with", "of", "nor", "than", "versus", "plus"}
 )
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"))
+_LAST_TOKEN = re.compile(r"[^\W_]+(?=[\W_]*$)")
 _TAIL_LINES = 200  # lists and tables are judged on the last lines only (bounded work)
 
 
@@ -42,15 +46,17 @@ class Sentences:
         self.text = text
         self.spans: list[tuple[int, int]] = []
         start = 0
+        spans = self.spans
         for m in _SENTENCE_END.finditer(text):
-            self.spans.append((start, m.end(1) if m.group(1) else m.start()))
+            end = m.end(1)  # -1 at a blank line: the sentence ends where the match starts
+            spans.append((start, end if end >= 0 else m.start()))
             start = m.end()
         if start < len(text):
             self.spans.append((start, len(text)))
-        self._starts = [s for s, _ in self.spans]
+        self.starts = [s for s, _ in self.spans]
 
     def index(self, pos: int) -> int:
-        return max(0, bisect_right(self._starts, pos) - 1)
+        return max(0, bisect_right(self.starts, pos) - 1)
 
     def span(self, pos: int) -> tuple[int, int]:
         return self.spans[self.index(pos)] if self.spans else (0, len(self.text))
@@ -119,17 +125,34 @@ def truncation_rules(prose: str) -> list[str]:
         fired.append("ends with an ellipsis")
     elif text.endswith(":"):
         fired.append("ends with a colon: what it announces never follows")
-    elif _EMPTY_MARKER.search(text, at):
+    elif _may_end_at_marker(text) and _EMPTY_MARKER.search(text, at):
         fired.append("ends at a list marker with no item")
     elif not _TERMINAL.search(text, at) and not (table_ok or list_ok) and not fired:
         fired.append("no terminal punctuation (. ! ?)")
-    tail_tokens = _TOKEN.findall(text, max(0, len(text) - 200))
-    last = tail_tokens[-1].lower() if tail_tokens else ""
+    last = _last_token(text).lower()
     if last in CONNECTORS and (text[-1].isalnum() or last in _HARD_CONNECTORS):
         fired.append(f"ends with the connector word {last!r}")
     for open_, close in _PAIRS:
-        if text.count(open_) != text.count(close):
+        if (open_ in text or close in text) and text.count(open_) != text.count(close):
             fired.append(f"unbalanced {open_}{close}")
     if text.count('"') % 2:
         fired.append('unbalanced "')
     return fired
+
+
+def _may_end_at_marker(text: str) -> bool:
+    """Can `_EMPTY_MARKER` match at the end of `text` (no trailing white space)? Its last
+    character is one of "-*•" or ")", or a "." after a digit."""
+    last = text[-1]
+    return last in "-*•)" or (last == "." and text[-2:-1].isdecimal())
+
+
+def _last_token(text: str) -> str:
+    """The last word of `text` (no trailing white space), as the last of the words found in
+    its last 200 characters; those in the last 40 suffice when the word starts inside them."""
+    at = max(0, len(text) - 40)
+    m = _LAST_TOKEN.search(text, at)
+    if m is not None and (m.start() > at or at == 0):
+        return m.group()
+    tokens = _TOKEN.findall(text, max(0, len(text) - 200))
+    return tokens[-1] if tokens else ""

@@ -496,7 +496,8 @@ def test_complete_lists_and_tables_end_properly(ending: str) -> None:
                max_size=120))
 def test_ascii_and_general_paths_find_the_same_mentions(text: str) -> None:
     m = EntityMatcher(make_pools())
-    assert m.find(text) == m.find(text + "é")  # the trailing accent forces the general path
+    # a trailing accented word forces the general path (apart: "1é" would be another word)
+    assert m.find(text) == m.find(text + " é")
 
 
 def test_huge_and_odd_unicode_prose_is_judged_safely(gate: ProseGate) -> None:
@@ -506,3 +507,76 @@ def test_huge_and_odd_unicode_prose_is_judged_safely(gate: ProseGate) -> None:
     assert "prose.truncated" in {c.code for c in v.critiques}
     m = EntityMatcher(make_pools())
     assert m.mentioned("ＣＴ ｓｃａｎｎｅｒ") == {"ct_scanner"}
+
+
+# -- fast paths agree with the plain definitions they stand for -------------------------
+
+_SHAPES = ["EQ-", "R-", "R-B", "MT-", "T-", "A B", "x_"]
+_ODD = st.text(alphabet=st.sampled_from(list("EQRMTBAx_-– 0123 .,\n(")), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_ODD, shapes=st.sets(st.sampled_from(_SHAPES), min_size=1, max_size=4))
+def test_key_regexes_find_what_one_alternation_finds(text: str, shapes: set[str]) -> None:
+    import re
+
+    from effectors.prose.claims import _key_patterns
+
+    prefixes = sorted(shapes, key=lambda x: (-len(x), x))
+    one = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes))
+                     + r")[0-9]*(?!\w|-\w)")
+    found = sorted(m.span() for p in _key_patterns(prefixes) for m in p.finditer(text))
+    assert found == [m.span() for m in one.finditer(text)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .!?\n\t\"')”:1-*•(")), max_size=60))
+def test_text_fast_paths_agree_with_their_definitions(text: str) -> None:
+    import re
+
+    from effectors.prose import text as T
+    from effectors.prose.length import word_count
+
+    assert word_count(text) == len(text.split())
+    spans, start = [], 0  # the sentence splitter as first written
+    for m in re.finditer(r"([.!?][\"')\]”’»]*)\s+|\n\s*\n", text):
+        spans.append((start, m.end(1) if m.group(1) else m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    assert T.Sentences(text).spans == spans
+    stripped = text.rstrip()
+    if stripped:
+        tokens = T._TOKEN.findall(stripped, max(0, len(stripped) - 200))
+        assert T._last_token(stripped) == (tokens[-1] if tokens else "")
+        if T._EMPTY_MARKER.search(stripped, max(0, len(stripped) - 400)):
+            assert T._may_end_at_marker(stripped)
+
+
+def _scan_apart(m: EntityMatcher, text: str, cues: Any) -> tuple[list[Any], list[Any]]:
+    """Mentions, and cue hits outside them, found by two scans (no `_Combined`)."""
+    from effectors.prose.matcher import _FOLD, Cue, _inside
+
+    mentions = m.find(text)
+    low = " " + text.translate(_FOLD)
+    hits = [Cue(cues.payload(x.group(1)), x.start(1) - 1, x.end(1) - 1)
+            for x in cues.regex.finditer(low)]
+    return mentions, [h for h in hits if not _inside(mentions, h.start)]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from(["ct", "scanner", "scanners", "in", "room", "plant", "the",
+                                 "filter", "change", "changes", "complies", "with", "iec",
+                                 "60601", "1", "made", "by", "carrier", "X-", ",", "."]),
+                max_size=24))
+def test_one_pass_scan_finds_what_two_scans_find(words: list[str]) -> None:
+    from effectors.prose.matcher import CueSet
+
+    m = EntityMatcher(make_pools())
+    text = " ".join(words)
+    # benign cues lie inside labels ("scanner"); risky ones overlap one ("in the plant");
+    # the one-pass scan falls back to two scans on those
+    for phrases in (["complies with", "made by", "scanner", "change"],
+                    ["complies with", "in the plant", "room complies", "filter", "ct"]):
+        cues = CueSet((p, k) for k, p in enumerate(phrases))
+        assert m.scan(text, cues) == _scan_apart(m, text, cues)
