@@ -13,6 +13,7 @@ import sys
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from harness.models import Artifact
 
@@ -34,11 +35,12 @@ def generator() -> ModuleType:
     return module
 
 
-def artifacts(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[Artifact]:
-    """`n` artifacts, every `round(1/defect_rate)`-th one defective (deterministic)."""
+def _plans(n: int, defect_rate: float) -> list[object]:
+    """One generator plan per artifact: every `round(1/defect_rate)`-th one defective, its
+    one defect kind cycling through `KINDS`; the others clean."""
     gen = generator()
     every = max(1, round(1 / defect_rate)) if defect_rate > 0 else 0
-    out: list[Artifact] = []
+    plans: list[object] = []
     k = 0
     for i in range(n):
         plan = gen.Plan()
@@ -51,29 +53,31 @@ def artifacts(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[
                 plan.kinds.add(kind)
         else:
             plan.clean = True
-        flawed, _clean, _truth = gen.build_artifact(seed, i, plan, False)
-        flawed["id"] = f"bench-{i + 1:05d}"
-        out.append(Artifact.model_validate(flawed))
+        plans.append(plan)
+    return plans
+
+
+def _built(n: int, defect_rate: float, seed: int) -> list[tuple[dict[str, Any], list[Any]]]:
+    gen = generator()
+    out = []
+    for i, plan in enumerate(_plans(n, defect_rate)):
+        flawed, _clean, truth = gen.build_artifact(seed, i, plan, False)
+        out.append((flawed, truth))
     return out
+
+
+def _bench_id(i: int) -> str:
+    return f"bench-{i + 1:05d}"
+
+
+def artifacts(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[Artifact]:
+    """`n` artifacts, every `round(1/defect_rate)`-th one defective (deterministic)."""
+    return [Artifact.model_validate({**flawed, "id": _bench_id(i)})
+            for i, (flawed, _truth) in enumerate(_built(n, defect_rate, seed))]
 
 
 def truth(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[dict[str, object]]:
     """The injected defects of `artifacts(n, defect_rate, seed)` (artifact ids as there)."""
-    gen = generator()
-    every = max(1, round(1 / defect_rate)) if defect_rate > 0 else 0
-    out: list[dict[str, object]] = []
-    k = 0
-    for i in range(n):
-        if not (every and i % every == every - 1):
-            continue
-        plan = gen.Plan()
-        kind = KINDS[k % len(KINDS)]
-        k += 1
-        if kind == "placeholders":
-            plan.placeholders = True
-        else:
-            plan.kinds.add(kind)
-        _f, _c, t = gen.build_artifact(seed, i, plan, False)
-        for entry in t:
-            out.append({**entry, "artifact_id": f"bench-{i + 1:05d}"})
-    return out
+    return [{**entry, "artifact_id": _bench_id(i)}
+            for i, (_flawed, found) in enumerate(_built(n, defect_rate, seed))
+            for entry in found]
