@@ -24,6 +24,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 from effectors.prose.matcher import Anchor, CueSet, Hit
@@ -205,7 +206,7 @@ class ClaimChecker:
             return []
         # regexes over the keys' shapes (their non-digit prefixes): the same few prefixes
         # recur across artifacts, so it is compiled once and kept
-        shapes = frozenset([k.rstrip("0123456789") for k in keys])
+        shapes = frozenset(map(str.rstrip, keys, repeat("0123456789")))
         patterns = self._key_patterns.get(shapes)
         if patterns is None:
             if len(self._key_patterns) >= 1024:

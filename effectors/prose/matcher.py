@@ -4,18 +4,29 @@ Labels, synonyms and IRI fragments (`_` read as a space) are normalised like
 `harness.pools.normalize_label` (case-, accent- and punctuation-insensitive) and matched on
 whole words, longest match first, never overlapping; each mention maps back to the character
 span of the original text. A plural last word ("CT scanners") is read as the singular label.
+ASCII text is searched by that trie compiled into one regex, or, with the `ahocorasick-rs`
+package, by a compiled Aho-Corasick automaton that finds the same matches (`_Automaton`).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from harness.pools import Pools, normalize_label
 
+_ahocorasick: ModuleType | None
+try:  # a compiled Aho-Corasick automaton (Rust wheels); without it, the regex does the work
+    import ahocorasick_rs as _ahocorasick
+except ImportError:  # pragma: no cover - exercised where the package is missing
+    _ahocorasick = None
+
 __all__ = ["CachedResolver", "Cue", "CueSet", "EntityMatcher", "Mention"]
+
+V = TypeVar("V")
 
 _TOKEN = re.compile(r"[^\W_]+")
 _ASCII_TOKEN = re.compile(r"[0-9a-z]+")
@@ -166,6 +177,85 @@ def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
 _FOLD = str.maketrans({c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)})
 
 
+_GAP = "\x01"  # marks a run of two or more separators in the automaton's haystack
+
+
+class _Automaton(Generic[V]):
+    """`regex.finditer(low)` of a `_trie_regex`, where `low` is " " + `text.translate(_FOLD)`,
+    found by a compiled Aho-Corasick automaton: (the value of the matched text, start, end)
+    of group 1, in the text's offsets (one less than `low`'s).
+
+    The automaton holds " " + each text the regex can match (`phrases`: words joined by one
+    space, plural forms included); it finds the leftmost-longest occurrence and moves on past
+    it, as the regex does. It searches `low` with each run of two or more spaces starting
+    with `_GAP` instead ("a, b" folds to "a  b", searched as "a" + `_GAP` + " b": the same
+    offsets, and the word after a run still has its space before it). What the automaton
+    cannot express is settled per occurrence; where an occurrence may hide what the regex
+    finds, the regex takes the rest of the text over from there:
+
+    * the whole-word end (the regex's `(?![0-9a-z])`): an occurrence that ends inside a word
+      and has no space inside it means no phrase starts there (every shorter one ends inside
+      that word too); one with a space inside may hide a shorter phrase: the regex;
+    * words split by a run of separators (the regex joins words by ` +`): the automaton also
+      holds " " + each proper word prefix of a phrase + `_GAP`, which is the longest
+      occurrence wherever the regex's match may run on across a run; there the regex's own
+      match decides (one that ends with the prefix is taken as is; no match after a one-word
+      prefix means none starts there; anything else: the regex).
+
+    So the matches are the regex's exactly. `values` maps each text the regex can match to
+    its value; `value` gives the value of any other matched text (words joined by several
+    separators). `None` from `build` when the package is missing (the caller keeps the
+    regex)."""
+
+    def __init__(self, regex: re.Pattern[str], values: dict[str, V],
+                 value: Callable[[str], V]) -> None:
+        assert _ahocorasick is not None
+        self.regex = regex
+        self.value = value
+        keys = sorted(values)
+        gaps = sorted({" ".join(words[:k]) for words in (p.split(" ") for p in keys)
+                       for k in range(1, len(words))})
+        # per pattern: the phrase's value (None: a prefix then a run), whether it holds a space
+        self.values: list[V | None] = [*(values[k] for k in keys), *(None for _ in gaps)]
+        self.multi = [" " in p for p in (*keys, *gaps)]
+        kind = _ahocorasick.MatchKind.LeftmostLongest
+        self.ac = _ahocorasick.AhoCorasick(
+            [*(" " + p for p in keys), *(" " + p + _GAP for p in gaps)], matchkind=kind)
+
+    @classmethod
+    def build(cls, regex: re.Pattern[str], values: dict[str, V],
+              value: Callable[[str], V]) -> _Automaton[V] | None:
+        return cls(regex, values, value) if _ahocorasick is not None else None
+
+    def finditer(self, low: str) -> list[tuple[V, int, int]]:
+        """(value, start - 1, end - 1) of group 1 of each `regex.finditer(low)` match."""
+        values, multi = self.values, self.multi
+        hay = (low + " ").replace("  ", _GAP + " ")  # ends with a space: hay[e] exists
+        out: list[tuple[V, int, int]] = []
+        for k, s, e in self.ac.find_matches_as_indexes(hay):
+            v = values[k]
+            if v is not None:
+                if hay[e] <= " ":  # a space or _GAP: the word ends there
+                    out.append((v, s, e - 1))
+                elif multi[k]:
+                    break  # a shorter phrase (and what follows it) may hide inside
+                continue
+            m = self.regex.match(low, s)  # a phrase's prefix, then a run of separators
+            if m is None:
+                if multi[k]:
+                    break
+            elif m.end(1) == e - 1:
+                out.append((self.value(m.group(1)), s, e - 2))
+            else:
+                break
+        else:
+            return out
+        value = self.value
+        out += [(value(m.group(1)), m.start(1) - 1, m.end(1) - 1)
+                for m in self.regex.finditer(low, s)]
+        return out
+
+
 def _copy_trie(src: _Node, dst: _Node) -> None:
     for word, child in src.children.items():
         node = dst.children.setdefault(word, _Node())
@@ -232,6 +322,16 @@ class _Combined:
             self.table[" ".join(words)] = (None, int(payload), k in risky_cues)
         for key, (individual, words) in matcher._interpretations().items():
             self.table[key] = (individual, -1, words in risky_mentions)
+        self.automaton = _Automaton.build(self.regex, self.table, self.lookup) \
+            if matcher.automaton else None
+
+    def finditer(self, low: str) -> Iterable[tuple[tuple[str | None, int, bool], int, int]]:
+        """(table entry, start, end) of each phrase found in `low` (text offsets)."""
+        if self.automaton is not None:
+            return self.automaton.finditer(low)
+        table = self.table
+        return ((table.get(m.group(1)) or self.lookup(m.group(1)), m.start(1) - 1,
+                 m.end(1) - 1) for m in self.regex.finditer(low))
 
     def lookup(self, matched: str) -> tuple[str | None, int, bool]:
         try:
@@ -303,7 +403,10 @@ def _inside(mentions: Sequence[Mention], pos: int) -> bool:
 class EntityMatcher:
     """Finds mentions of pool individuals in text; built once per pools, then reused."""
 
-    def __init__(self, pools: Pools) -> None:
+    def __init__(self, pools: Pools, automaton: bool = True) -> None:
+        """`automaton`: find phrases in ASCII text with the Aho-Corasick automaton when the
+        `ahocorasick-rs` package is installed (False: always the regex; the same matches)."""
+        self.automaton = automaton
         self._root = _Node()
         self.depth = 0
         self.terms = 0  # distinct normalised labels (the vocabulary size)
@@ -315,6 +418,8 @@ class EntityMatcher:
                     self._add(words, name)
         self._regex = _trie_regex(self._root, plurals=True)
         self._by_text = {k: ind for k, (ind, _) in self._interpretations().items()}
+        self._automaton = _Automaton.build(self._regex, self._by_text, self._individual_of) \
+            if automaton else None
         self._combined: dict[int, _Combined] = {}
 
     def _add(self, words: list[str], individual: str) -> None:
@@ -348,7 +453,8 @@ class EntityMatcher:
         words of a value claim) outside mentions.
 
         ASCII text (the common case) is matched by the trie compiled into one regex over the
-        lower-cased text (greedy, so the longest term wins), together with the cues when no
+        lower-cased text (greedy, so the longest term wins; or by `_Automaton`, which finds
+        what the regex finds), together with the cues when no
         mention can overlap a cue (see `_Combined`); other text by walking the trie over its
         normalised words (written out inline: it is the slow path's hot loop)."""
         if text.isascii():
@@ -417,13 +523,15 @@ class EntityMatcher:
                 return ([Mention(ind, s, e) for s, e, ind, _ in found[0]],
                         [Cue(*h) for h in found[1]])
         low = " " + text.translate(_FOLD)  # the regexes start at the space before a phrase
-        by_text = self._by_text
-        mentions = []
-        for m in self._regex.finditer(low):
-            matched = m.group(1)
-            start, end = m.span(1)
-            individual = by_text.get(matched) or self._individual(matched)
-            mentions.append(Mention(individual, start - 1, end - 1))
+        if self._automaton is not None:
+            mentions = [Mention(ind, s, e) for ind, s, e in self._automaton.finditer(low)]
+        else:
+            by_text = self._by_text
+            mentions = []
+            for m in self._regex.finditer(low):
+                matched = m.group(1)
+                individual = by_text.get(matched) or self._individual(matched)
+                mentions.append(Mention(individual, m.start(1) - 1, m.end(1) - 1))
         if cues is None:
             return mentions, []
         hits = [Cue(cues.payload(m.group(1)), m.start(1) - 1, m.end(1) - 1)
@@ -431,6 +539,9 @@ class EntityMatcher:
         if hits and mentions:
             hits = [h for h in hits if not _inside(mentions, h.start)]
         return mentions, hits
+
+    def _individual_of(self, matched: str) -> str:
+        return self._by_text.get(matched) or self._individual(matched)
 
     def _individual(self, matched: str) -> str:
         """The individual of a regex match: the trie walked over the matched words."""
@@ -453,19 +564,15 @@ Hit = tuple[int, int, int]  # (cue payload, start, end)
 def _scan_combined(combined: _Combined, text: str) -> tuple[list[Anchor], list[Hit]] | None:
     """Mentions (as anchors) and cue hits of ASCII text in one pass; None when a risky
     phrase matched (see `_Combined`)."""
-    table = combined.table
     mentions: list[Anchor] = []
     hits: list[Hit] = []
-    for m in combined.regex.finditer(" " + text.translate(_FOLD)):
-        matched = m.group(1)
-        start, end = m.span(1)
-        entry = table.get(matched) or combined.lookup(matched)
+    for entry, start, end in combined.finditer(" " + text.translate(_FOLD)):
         if entry[2]:
             return None
         if entry[0] is not None:
-            mentions.append((start - 1, end - 1, entry[0], False))
+            mentions.append((start, end, entry[0], False))
         else:
-            hits.append((entry[1], start - 1, end - 1))
+            hits.append((entry[1], start, end))
     return mentions, hits
 
 

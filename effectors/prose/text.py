@@ -19,6 +19,7 @@ __all__ = ["CONNECTORS", "Sentences", "truncation_rules"]
 # line; the pattern leads with a character set so that `re` skips to those characters (group 1
 # is the end of the sentence, None at a blank line)
 _SENTENCE_END = re.compile(r"[.!?\n](?:(?<=[.!?])([\"')\]”’»]*)\s+|(?<=\n)\s*\n)")
+_PERIOD_END = re.compile(r"\.([\"')\]”’»]*)\s+")  # the same, in text without "!", "?", "\n"
 _TERMINAL = re.compile(r"[.!?][\"')\]”’»]*$")
 _TOKEN = re.compile(r"[^\W_]+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+(.*))?$")
@@ -47,7 +48,10 @@ class Sentences:
         self.spans: list[tuple[int, int]] = []
         start = 0
         spans = self.spans
-        for m in _SENTENCE_END.finditer(text):
+        # without "!", "?" or a line break, a sentence ends only after a "." (and `re` skips
+        # to those far faster with a literal first than with a character set)
+        plain = "\n" not in text and "!" not in text and "?" not in text
+        for m in (_PERIOD_END if plain else _SENTENCE_END).finditer(text):
             end = m.end(1)  # -1 at a blank line: the sentence ends where the match starts
             spans.append((start, end if end >= 0 else m.start()))
             start = m.end()
@@ -135,7 +139,7 @@ def truncation_rules(prose: str) -> list[str]:
     for open_, close in _PAIRS:
         if (open_ in text or close in text) and text.count(open_) != text.count(close):
             fired.append(f"unbalanced {open_}{close}")
-    if text.count('"') % 2:
+    if '"' in text and text.count('"') % 2:
         fired.append('unbalanced "')
     return fired
 

@@ -580,3 +580,61 @@ def test_one_pass_scan_finds_what_two_scans_find(words: list[str]) -> None:
                     ["complies with", "in the plant", "room complies", "filter", "ct"]):
         cues = CueSet((p, k) for k, p in enumerate(phrases))
         assert m.scan(text, cues) == _scan_apart(m, text, cues)
+
+
+# the Aho-Corasick automaton (ahocorasick-rs) against the regex it stands for: separators
+# runs ("ct, scanner": the regex joins words across them), words cut or run on ("scannerx",
+# "handlingx"), plurals, prefixes of labels that never complete ("air handling the")
+_AC_WORDS = ["ct", "scanner", "scanners", "scannerx", "in", "room", "plant", "the", "pet",
+             "air", "handling", "handlingx", "unit", "units", "filter", "change", "changes",
+             "complies", "with", "iec", "60601", "1", "made", "by", "carrier", "x"]
+_AC_SEPS = [" ", " ", " ", ", ", ". ", "  ", "-", " (", ") ", "\n\n", " - "]
+
+
+def _ac_matchers() -> tuple[EntityMatcher, EntityMatcher]:
+    pytest.importorskip("ahocorasick_rs")
+    fast, slow = EntityMatcher(make_pools()), EntityMatcher(make_pools(), automaton=False)
+    assert fast._automaton is not None and slow._automaton is None
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_AC_WORDS), st.sampled_from(_AC_SEPS)), max_size=30))
+def test_automaton_finds_what_the_regex_finds(parts: list[tuple[str, str]]) -> None:
+    from effectors.prose.matcher import CueSet
+
+    fast, slow = _ac_matchers()
+    text = "".join(w + s for w, s in parts)
+    for t in (text, text.rstrip(), text.upper()):
+        assert fast.find(t) == slow.find(t)
+        for phrases in (["complies with", "made by", "scanner", "change"],
+                        ["complies with", "in the plant", "room complies", "filter", "ct"]):
+            cues = CueSet((p, k) for k, p in enumerate(phrases))
+            assert fast.scan(t, cues) == slow.scan(t, cues)
+            assert fast.anchors(t, cues) == slow.anchors(t, cues)
+
+
+@pytest.mark.parametrize("text", [
+    "The CT, scanner in the air  handling unit.",  # words joined across runs
+    "A CT scannerx then the CT scanner.",  # a longer label cut inside a word
+    "The air handlingx unit and the air, handling; units.",  # a prefix cut inside a word
+    "The air handling the unit, then the air handling. Then air.",  # prefixes, no label
+    "PET-CT scanners, CT scanners and PET CT, scanner.",  # plurals, runs inside labels
+])
+def test_automaton_edge_cases_match_the_regex(text: str) -> None:
+    fast, slow = _ac_matchers()
+    assert fast.find(text) == slow.find(text)
+
+
+def test_automaton_finds_what_the_regex_finds_on_the_benchmark(real_pools: Pools) -> None:
+    from bench.prose_gate import deterministic_pack, long_artifacts
+
+    pytest.importorskip("ahocorasick_rs")
+    pack = deterministic_pack()
+    fast, slow = ProseGate(pack, real_pools), ProseGate(pack, real_pools)
+    slow.matcher = EntityMatcher(real_pools, automaton=False)
+    cues = fast.claims.cues
+    assert cues is not None
+    for a in long_artifacts(60):
+        assert fast.matcher.anchors(a.prose, cues) == slow.matcher.anchors(a.prose, cues)
+        assert fast.matcher.find(a.prose) == slow.matcher.find(a.prose)
