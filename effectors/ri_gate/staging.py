@@ -225,7 +225,7 @@ def stage(layout: Layout, candidates: Sequence[Artifact]) -> Staged:
         rows = [r for rs in per for r in rs]
         arts = [a for a, rs in enumerate(per) for _ in rs]
         idx = [i for rs in per for i in range(len(rs))]
-        arrays = [pa.repeat(t_idx, len(rows)).cast(pa.int32()),
+        arrays = [pa.repeat(pa.scalar(t_idx, pa.int32()), len(rows)),
                   pa.array(arts, pa.int32()), pa.array(idx, pa.int32())]
         names = ["_table", "_artifact", "_row"]
         for c_idx, col in enumerate(table.columns):
