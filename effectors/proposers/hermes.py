@@ -202,12 +202,8 @@ class HermesProposer:
 
     # -- the Proposer protocol ---------------------------------------------------------
     def propose(self, request: ProposalRequest) -> Proposal:
-        tools = ScaffoldTools(
-            self.pack,
-            self.pools,
-            request.candidate,
-            seed=f"{self.seed}:{request.attempt}",
-            matcher=self.matcher,
+        tools = ScaffoldTools.for_request(
+            self.pack, self.pools, request, seed=self.seed, matcher=self.matcher
         )
         conversation = self.conversation(request, tools)
         key = request_key(conversation)

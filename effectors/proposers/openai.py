@@ -97,12 +97,8 @@ class OpenAIProposer:
         return start + self.settings.run_timeout_s
 
     def _converse(self, request: ProposalRequest, usage: list[CallUsage]) -> Proposal:
-        tools = ScaffoldTools(
-            self.pack,
-            self.pools,
-            request.candidate,
-            seed=f"{self.seed}:{request.attempt}",
-            matcher=self.matcher,
+        tools = ScaffoldTools.for_request(
+            self.pack, self.pools, request, seed=self.seed, matcher=self.matcher
         )
         messages = build_messages(request, self.pack, self.pools, system=self.system)
         deadline = self._deadline(request.run_id)

@@ -12,7 +12,7 @@ the optional `tables` argument (its work in progress). Tools never change the ca
 and never judge or commit anything; what they return is a suggestion the model may copy
 into its answer, which the gates then judge like any other proposal.
 
-    tools = ScaffoldTools(pack, pools, request.candidate, seed=f"{seed}:{request.attempt}")
+    tools = ScaffoldTools.for_request(pack, pools, request, seed=seed)
     payload["tools"] = tools.openai_tools()          # OpenAI chat-completions `tools`
     reply = tools.dispatch("synth_column", '{"table": "equipment", "column": "standard"}')
 
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from effectors.prose_gate import EntityMatcher
 from effectors.scaffold import draft_prose, rebuild_table, synth_column
-from harness.models import Artifact, Cell
+from harness.models import Artifact, Cell, ProposalRequest
 from harness.pack import Pack
 from harness.pools import Pools
 
@@ -185,6 +185,21 @@ class ScaffoldTools:
         self.seed = seed
         self.matcher = matcher or EntityMatcher(pools)
         self.calls: list[str] = []
+
+    @classmethod
+    def for_request(
+        cls,
+        pack: Pack,
+        pools: Pools,
+        request: ProposalRequest,
+        *,
+        seed: int | str,
+        matcher: EntityMatcher | None = None,
+    ) -> ScaffoldTools:
+        """The tools for one attempt: bound to its candidate, seeded `"{seed}:{attempt}"`."""
+        return cls(
+            pack, pools, request.candidate, seed=f"{seed}:{request.attempt}", matcher=matcher
+        )
 
     def function_schemas(self) -> list[dict[str, Any]]:
         return function_schemas(self.pack)
