@@ -184,7 +184,7 @@ class ClaimChecker:
         # the resolver's memo, read directly in the hot loop (empty: always resolve)
         memo = getattr(self.resolve, "memo", None)
         self.memo: dict[str, str | None] = memo if isinstance(memo, dict) else {}
-        self._key_patterns: dict[frozenset[str], list[re.Pattern[str]]] = {}
+        self._key_finders: dict[frozenset[str], _KeyFinder] = {}
         self._members: dict[tuple[str, str], bool] = {}
         self._class_members: dict[str, frozenset[str]] = {}
         self._parsed: dict[tuple[str, float], tuple[float, float]] = {}
@@ -204,20 +204,16 @@ class ClaimChecker:
         """(start, end, key, True) for each occurrence of one of `keys` in `prose`."""
         if not keys:
             return []
-        # regexes over the keys' shapes (their non-digit prefixes): the same few prefixes
-        # recur across artifacts, so it is compiled once and kept
+        # a finder for the keys' shapes (their non-digit prefixes): the same few prefixes
+        # recur across artifacts, so it is built once and kept
         shapes = frozenset(map(str.rstrip, keys, repeat("0123456789")))
-        patterns = self._key_patterns.get(shapes)
-        if patterns is None:
-            if len(self._key_patterns) >= 1024:
-                self._key_patterns.clear()
+        finder = self._key_finders.get(shapes)
+        if finder is None:
+            if len(self._key_finders) >= 1024:
+                self._key_finders.clear()
             prefixes = sorted(shapes, key=lambda x: (-len(x), x))[:_MAX_KEYS]
-            patterns = self._key_patterns[shapes] = _key_patterns(prefixes)
-        out = [(m.start(), m.end(), g, True) for pattern in patterns
-               for m in pattern.finditer(prose) if (g := m.group()) in keys]
-        if len(patterns) > 1:
-            out.sort()
-        return out
+            finder = self._key_finders[shapes] = _KeyFinder(prefixes)
+        return [(s, e, k, True) for s, e in finder.spans(prose) if (k := prose[s:e]) in keys]
 
     def index(self, artifact: Artifact) -> ArtifactIndex:
         """The artifact's rows, resolved once (shared by the entity and the claim checks)."""
@@ -524,34 +520,43 @@ def _bits(rows: int) -> list[int]:
 
 
 _KEY_END = r"[0-9]*(?!\w|-\w)"
+_KEY_TAIL = re.compile(_KEY_END)
 _WORDLIKE = re.compile(r"[\w-]+")
 
 
-def _key_patterns(prefixes: Sequence[str]) -> list[re.Pattern[str]]:
-    """Regexes whose matches are the occurrences of keys with these prefixes (longest
-    first): the prefix, not after a word character or "-", then digits, not before a word
-    character or "-" and one.
+class _KeyFinder:
+    """The occurrences of keys with these prefixes (longest first): a prefix, not after a
+    word character or "-", then digits, not before a word character or "-" and one; what
+    `one.finditer` finds, `one` being the regex of all the prefixes (`self.regex`).
 
     When every prefix is made of word characters and "-", no occurrence can start inside
-    another one, so the prefixes can be looked for apart, one regex per first character:
-    each then starts with a literal (the look-behind comes after it), which `re` finds
-    fast. Otherwise one regex with all the prefixes."""
-    if not all(_WORDLIKE.fullmatch(p) for p in prefixes):
-        return [re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes)) + ")"
-                           + _KEY_END)]
-    groups: dict[str, list[str]] = {}
-    for p in prefixes:
-        groups.setdefault(p[0], []).append(p)
-    out = []
-    for group in groups.values():
-        common = group[0]
-        for p in group[1:]:
-            while not p.startswith(common):
-                common = common[:-1]
-        rest = "|".join(re.escape(p[len(common):]) for p in group)
-        out.append(re.compile(f"{re.escape(common)}(?<![\\w-]{re.escape(common)})(?:{rest})"
-                              + _KEY_END))
-    return out
+    another one, so each prefix is looked for apart by `str.find` (far faster than `re`'s
+    scan for a literal), its tail matched where it is found, and at a start the longest
+    occurrence kept (the one the alternation, longest first, matches). Otherwise the regex."""
+
+    __slots__ = ("prefixes", "regex", "wordlike")
+
+    def __init__(self, prefixes: Sequence[str]) -> None:
+        self.prefixes = tuple(prefixes)
+        self.wordlike = all(_WORDLIKE.fullmatch(p) for p in prefixes)
+        self.regex = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes)) + ")"
+                                + _KEY_END)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each occurrence, in text order."""
+        if not self.wordlike:
+            return [m.span() for m in self.regex.finditer(text)]
+        tail = _KEY_TAIL.match
+        ends: dict[int, int] = {}
+        for p in self.prefixes:
+            at = text.find(p)
+            while at >= 0:
+                if at == 0 or not ((c := text[at - 1]).isalnum() or c in "_-"):
+                    m = tail(text, at + len(p))
+                    if m is not None and ends.get(at, -1) < (e := m.end()):
+                        ends[at] = e
+                at = text.find(p, at + 1)
+        return sorted(ends.items())
 
 
 class ArtifactIndex:

@@ -324,6 +324,13 @@ class _Combined:
             self.table[key] = (individual, -1, words in risky_mentions)
         self.automaton = _Automaton.build(self.regex, self.table, self.lookup) \
             if matcher.automaton else None
+        # per automaton pattern, what `_scan_combined`'s fast loop makes of a whole-word
+        # occurrence: the individual (a mention), the cue payload (a hit), or None (a risky
+        # phrase, or a prefix then a run: the general path)
+        self.kinds: list[str | int | None] = []
+        if self.automaton is not None:
+            self.kinds = [None if e is None or e[2] else e[0] if e[0] is not None else e[1]
+                          for e in self.automaton.values]
 
     def finditer(self, low: str) -> Iterable[tuple[tuple[str | None, int, bool], int, int]]:
         """(table entry, start, end) of each phrase found in `low` (text offsets)."""
@@ -561,12 +568,57 @@ Anchor = tuple[int, int, str, bool]  # (start, end, individual or row key, is a 
 Hit = tuple[int, int, int]  # (cue payload, start, end)
 
 
+_GENERAL: tuple[list[Anchor], list[Hit]] = ([], [])  # `_scan_automaton`: "take the general path"
+
+
+def _scan_automaton(combined: _Combined, automaton: _Automaton[Any], low: str
+                    ) -> tuple[list[Anchor], list[Hit]] | None:
+    """`_scan_combined` by the automaton: `_Automaton.finditer` and its caller's loop in one
+    loop; `_GENERAL` where the automaton would hand over to the regex."""
+    hay = (low + " ").replace("  ", _GAP + " ")
+    kinds, multi, values = combined.kinds, automaton.multi, automaton.values
+    found: list[Anchor] = []
+    cues: list[Hit] = []
+    x: str | int | None
+    for k, s, e in automaton.ac.find_matches_as_indexes(hay):
+        x = kinds[k]
+        end = e - 1
+        if x is None or hay[e] > " ":  # not a plain phrase on whole words
+            if values[k] is not None:
+                if hay[e] <= " ":
+                    return None  # a risky phrase
+                if multi[k]:
+                    return _GENERAL  # a shorter phrase may hide inside
+                continue
+            m = automaton.regex.match(low, s)  # a phrase's prefix, then a run of separators
+            if m is None:
+                if multi[k]:
+                    return _GENERAL
+                continue
+            if m.end(1) != end:
+                return _GENERAL
+            entry = combined.lookup(m.group(1))
+            if entry[2]:
+                return None
+            x, end = (entry[0] if entry[0] is not None else entry[1]), e - 2
+        if x.__class__ is str:
+            found.append((s, end, x, False))
+        else:
+            cues.append((x, s, end))  # type: ignore[arg-type]
+    return found, cues
+
+
 def _scan_combined(combined: _Combined, text: str) -> tuple[list[Anchor], list[Hit]] | None:
     """Mentions (as anchors) and cue hits of ASCII text in one pass; None when a risky
     phrase matched (see `_Combined`)."""
+    low = " " + text.translate(_FOLD)
+    if combined.automaton is not None:
+        fast = _scan_automaton(combined, combined.automaton, low)
+        if fast is not _GENERAL:
+            return fast
     mentions: list[Anchor] = []
     hits: list[Hit] = []
-    for entry, start, end in combined.finditer(" " + text.translate(_FOLD)):
+    for entry, start, end in combined.finditer(low):
         if entry[2]:
             return None
         if entry[0] is not None:

@@ -511,22 +511,21 @@ def test_huge_and_odd_unicode_prose_is_judged_safely(gate: ProseGate) -> None:
 
 # -- fast paths agree with the plain definitions they stand for -------------------------
 
-_SHAPES = ["EQ-", "R-", "R-B", "MT-", "T-", "A B", "x_"]
+_SHAPES = ["EQ-", "R-", "R-B", "R-1-", "Q-", "MT-", "T-", "A B", "x_"]
 _ODD = st.text(alphabet=st.sampled_from(list("EQRMTBAx_-– 0123 .,\n(")), max_size=60)
 
 
 @settings(max_examples=150, deadline=None)
 @given(text=_ODD, shapes=st.sets(st.sampled_from(_SHAPES), min_size=1, max_size=4))
-def test_key_regexes_find_what_one_alternation_finds(text: str, shapes: set[str]) -> None:
+def test_key_finder_finds_what_one_alternation_finds(text: str, shapes: set[str]) -> None:
     import re
 
-    from effectors.prose.claims import _key_patterns
+    from effectors.prose.claims import _KeyFinder
 
     prefixes = sorted(shapes, key=lambda x: (-len(x), x))
     one = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes))
                      + r")[0-9]*(?!\w|-\w)")
-    found = sorted(m.span() for p in _key_patterns(prefixes) for m in p.finditer(text))
-    assert found == [m.span() for m in one.finditer(text)]
+    assert _KeyFinder(prefixes).spans(text) == [m.span() for m in one.finditer(text)]
 
 
 @settings(max_examples=150, deadline=None)
