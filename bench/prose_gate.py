@@ -3,12 +3,17 @@ truncation) on the facility pack: clean artifacts whose prose has 200-800 words,
 one gate built once (a vocabulary of every label, synonym and IRI fragment of the ontology).
 The optional embedding entailment is off here: it is not a deterministic check.
 
+`artifacts_per_s` is the gate as a batch run uses it on this machine: one process per CPU
+(`ProseGate(workers=N)`, the cohort split across this process and N-1 worker processes);
+`artifacts_per_s_one_process` is the same cohort judged by one process.
+
 The artifacts come from the pack's generator (`packs/facility/prose_cases.py:long_artifact`),
 so the same bytes are measured every time."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import statistics
 import sys
 import tempfile
@@ -57,25 +62,33 @@ def run(quick: bool = False) -> dict[str, Any]:
     pack = deterministic_pack()
     with tempfile.TemporaryDirectory() as cache_dir:
         pools = load_pools(pack, Path(cache_dir))
+    workers = max(1, os.cpu_count() or 1)
     t0 = time.perf_counter()
-    gate = ProseGate(pack, pools)
+    one = ProseGate(pack, pools)
     build_ms = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    gate = ProseGate(pack, pools, workers=workers)
+    ready = gate.wait_ready() if workers > 1 else True
+    start_ms = (time.perf_counter() - t0) * 1000
     arts = long_artifacts(n)
     words = [len(a.prose.split()) for a in arts]
-    rates = []
-    verdicts = gate.judge(arts[:10])  # warm-up
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        verdicts = gate.judge(arts)
-        rates.append(n / (time.perf_counter() - t0))
+    try:
+        rates, verdicts = _rates(gate, arts, rounds)
+        single, alone = _rates(one, arts, rounds)
+    finally:
+        gate.close()
     codes = Counter(c.code for v in verdicts for c in v.critiques)
     return {
         "name": "prose_gate",
         "params": {"artifacts": n, "rounds": rounds, "words_min": min(words),
-                   "words_max": max(words)},
+                   "words_max": max(words), "workers": workers},
         "figures": {
             "artifacts_per_s": round(statistics.median(rates), 1),
             "artifacts_per_s_best": round(max(rates), 1),
+            "artifacts_per_s_one_process": round(statistics.median(single), 1),
+            "artifacts_per_s_one_process_best": round(max(single), 1),
+            "workers_identical": verdicts == alone,
+            "workers_ready": ready,
             "words_per_s": round(statistics.median(rates) * statistics.mean(words)),
             "mean_words": round(statistics.mean(words), 1),
             "vocabulary_labels": gate.matcher.terms,
@@ -84,5 +97,18 @@ def run(quick: bool = False) -> dict[str, Any]:
             "mentions_per_artifact": round(sum(v.metrics["mentions"] for v in verdicts) / n, 1),
             "critiques": sum(codes.values()),
             "gate_build_ms": round(build_ms, 1),
+            "workers_start_ms": round(start_ms, 1),
         },
     }
+
+
+def _rates(gate: ProseGate, arts: list[Artifact], rounds: int) -> tuple[list[float], list[Any]]:
+    """Artifacts/s of each round of judging `arts` (after a short warm-up), and the verdicts."""
+    gate.judge(arts[:10])
+    rates = []
+    verdicts: list[Any] = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        verdicts = gate.judge(arts)
+        rates.append(len(arts) / (time.perf_counter() - t0))
+    return rates, verdicts

@@ -32,6 +32,7 @@ from effectors.prose.entail import Entailment, EntailmentUnavailable
 from effectors.prose.length import LengthBand, word_count
 from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
 from effectors.prose.text import Sentences, truncation_rules
+from effectors.prose.workers import ProsePool, chunks
 from harness.models import Artifact, Cell, Critique, Location, Verdict
 from harness.pack import Pack
 from harness.pools import Pools
@@ -48,6 +49,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 _MAX_ROWS_IN_EVIDENCE = 5
+_MIN_PARALLEL = 64  # smaller cohorts are judged in-process (sending them costs more)
 
 
 def view_of(pack: Pack, pools: Pools, artifact: Artifact,
@@ -98,7 +100,14 @@ class ProseGate:
 
     name = "prose_gate"
 
-    def __init__(self, pack: Pack, pools: Pools) -> None:
+    def __init__(self, pack: Pack, pools: Pools, workers: int = 1,
+                 min_parallel: int = _MIN_PARALLEL) -> None:
+        """`workers` > 1: cohorts of at least `min_parallel` artifacts are split across this
+        process and `workers` - 1 worker processes (`effectors.prose.workers`); call
+        `close` to stop them. Only the deterministic checks run in workers: with the
+        entailment check on, everything is judged in-process."""
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, not {workers}")
         self.pack = pack
         self.pools = pools
         self.matcher = EntityMatcher(pools)
@@ -113,9 +122,31 @@ class ProseGate:
             except EntailmentUnavailable as exc:
                 self.notes = (f"prose entailment check skipped: {exc}",)
                 _note_once(self.notes[0])
+        self.workers = workers if self.entailment is None and pack.config.prose.enabled else 1
+        self.min_parallel = max(2, min_parallel)
+        self._pool: ProsePool | None = None
+        if self.workers > 1:
+            self._pool = ProsePool(pack, pools, self.workers - 1)
 
     def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
+        pool = self._pool
+        if pool is not None and pool.alive and len(candidates) >= self.min_parallel:
+            return pool.judge(chunks(candidates, self.workers), self)
+        return self.judge_here(candidates)
+
+    def judge_here(self, candidates: Sequence[Artifact]) -> list[Verdict]:
+        """The verdicts, judged in this process."""
         return [self._judge_one(a) for a in candidates]
+
+    def wait_ready(self) -> bool:
+        """Block until the worker processes are up (True), or report that there are none
+        working (False)."""
+        return self._pool is not None and self._pool.wait_ready()
+
+    def close(self) -> None:
+        """Stop the worker processes, if any (idempotent); the gate still judges after."""
+        if self._pool is not None:
+            self._pool.close()
 
     def _judge_one(self, artifact: Artifact) -> Verdict:
         if not self.pack.config.prose.enabled:

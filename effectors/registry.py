@@ -3,6 +3,7 @@ plugin would use (`register_proposer("mine", factory)`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,8 @@ __all__ = [
 class GateContext:
     """What a gate or proposer factory gets. `llm` are the endpoint settings (`[llm]` with
     environment overrides applied); `transcripts` is where model transcripts are cached
-    (None: no cache); `replay` asks a proposer to answer from the transcripts only."""
+    (None: no cache); `replay` asks a proposer to answer from the transcripts only;
+    `prose_workers` the processes PROSE_GATE may use on a large cohort (0: one per CPU)."""
 
     pack: Pack
     pools: Pools
@@ -36,6 +38,7 @@ class GateContext:
     llm: LlmConfig = field(default_factory=LlmConfig)
     transcripts: Path | None = None
     replay: bool = False
+    prose_workers: int = 1
 
 
 GateFactory = Callable[[GateContext], Gate]
@@ -86,7 +89,8 @@ def _ri_gate(ctx: GateContext) -> Gate:
 def _prose_gate(ctx: GateContext) -> Gate:
     from effectors.prose_gate import ProseGate
 
-    return ProseGate(ctx.pack, ctx.pools)
+    workers = ctx.prose_workers or os.cpu_count() or 1
+    return ProseGate(ctx.pack, ctx.pools, workers=workers)
 
 
 def _offline(ctx: GateContext) -> Proposer:

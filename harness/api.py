@@ -78,11 +78,13 @@ class Session:
     engines: Engines
 
     def close(self) -> None:
-        """Release the ledger and any proposer resources (e.g. hermes' worker process)."""
-        closer = getattr(self.engines.proposer, "close", None)
+        """Release the ledger, the gates' and the proposer's resources (PROSE_GATE's worker
+        processes, hermes' worker process)."""
         try:
-            if callable(closer):
-                closer()
+            for engine in (*self.engines.gates.values(), self.engines.proposer):
+                closer = getattr(engine, "close", None)
+                if callable(closer):
+                    closer()
         finally:
             self.ledger.close()
 
@@ -121,6 +123,7 @@ def open_session(
         llm=config.llm.with_env(os.environ),
         transcripts=ws.transcripts,
         replay=replay,
+        prose_workers=config.prose_workers,
     )
     gates = {
         E.VALUE_GATE: build_gate("value_gate", ctx),

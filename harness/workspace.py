@@ -1,6 +1,6 @@
 """The workspace: the folder membrane runs in, its layout and its `membrane.toml`.
 
-membrane.toml      config (pack, proposer, seed, budgets)
+membrane.toml      config (pack, proposer, seed, budgets, prose_workers)
 scratch/<run_id>/  disposable staging (attempt-NN/proposal.json)
 current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
 archive/           superseded committed versions
@@ -90,6 +90,8 @@ class Config(BaseModel):
     seed: int = 0
     max_attempts: int | None = Field(default=None, ge=1, le=50)  # overrides the pack policy
     cohort_size: int = Field(default=256, ge=1, le=100_000)
+    # PROSE_GATE processes for large cohorts (1: in-process only; 0: one per CPU)
+    prose_workers: int = Field(default=1, ge=0, le=256)
     max_tokens_per_run: int | None = Field(default=None, ge=1)  # model tokens, all calls
     max_tokens_per_batch: int | None = Field(default=None, ge=1)
     llm: LlmConfig = Field(default_factory=LlmConfig)
