@@ -11,9 +11,9 @@ STAMP  := $(VENV)/.installed
 HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 
-.PHONY: demo test hermes lint typecheck bench corpus clean-demo install check-java
+.PHONY: demo test hermes lint typecheck bench corpus clean-demo install check-java accel
 
-install: $(STAMP)
+install: $(STAMP) accel
 
 check-java:
 	@scripts/check-java
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml constraints.txt | check-java
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
+# the prose gate's hot modules compiled with mypyc (build/accel/; ~40 s, redone when they
+# change; needs gcc and the Python headers, and without them says so and goes on in plain Python)
+accel: $(STAMP)
+	@$(BIN)/python scripts/build_accel.py
+
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
 # installs generic top-level modules (tools, utils, agent): it gets its own environment.
 hermes: $(HERMES_STAMP)
@@ -35,17 +40,17 @@ $(HERMES_STAMP): constraints-hermes.txt
 	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent==0.19.0'
 	@touch $(HERMES_STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) accel
 	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
 
-test: $(STAMP) $(HERMES_STAMP)
+test: $(STAMP) accel $(HERMES_STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) accel
 	$(BIN)/python -m bench loop --json
 	$(BIN)/python -m bench value_gate --json
 	$(BIN)/python -m bench ri_gate --json

@@ -568,13 +568,14 @@ Anchor = tuple[int, int, str, bool]  # (start, end, individual or row key, is a 
 Hit = tuple[int, int, int]  # (cue payload, start, end)
 
 
-_GENERAL: tuple[list[Anchor], list[Hit]] = ([], [])  # `_scan_automaton`: "take the general path"
+_DONE, _RISKY, _GENERAL = 0, 1, 2  # how `_scan_automaton` ended
 
 
 def _scan_automaton(combined: _Combined, automaton: _Automaton[Any], low: str
-                    ) -> tuple[list[Anchor], list[Hit]] | None:
+                    ) -> tuple[list[Anchor], list[Hit], int]:
     """`_scan_combined` by the automaton: `_Automaton.finditer` and its caller's loop in one
-    loop; `_GENERAL` where the automaton would hand over to the regex."""
+    loop. The status says `_DONE`, `_RISKY` (a risky phrase matched) or `_GENERAL` (the
+    automaton would hand over to the regex: take the general path)."""
     hay = (low + " ").replace("  ", _GAP + " ")
     kinds, multi, values = combined.kinds, automaton.multi, automaton.values
     found: list[Anchor] = []
@@ -586,26 +587,26 @@ def _scan_automaton(combined: _Combined, automaton: _Automaton[Any], low: str
         if x is None or hay[e] > " ":  # not a plain phrase on whole words
             if values[k] is not None:
                 if hay[e] <= " ":
-                    return None  # a risky phrase
+                    return found, cues, _RISKY
                 if multi[k]:
-                    return _GENERAL  # a shorter phrase may hide inside
+                    return found, cues, _GENERAL  # a shorter phrase may hide inside
                 continue
             m = automaton.regex.match(low, s)  # a phrase's prefix, then a run of separators
             if m is None:
                 if multi[k]:
-                    return _GENERAL
+                    return found, cues, _GENERAL
                 continue
             if m.end(1) != end:
-                return _GENERAL
+                return found, cues, _GENERAL
             entry = combined.lookup(m.group(1))
             if entry[2]:
-                return None
+                return found, cues, _RISKY
             x, end = (entry[0] if entry[0] is not None else entry[1]), e - 2
         if x.__class__ is str:
             found.append((s, end, x, False))
         else:
             cues.append((x, s, end))  # type: ignore[arg-type]
-    return found, cues
+    return found, cues, _DONE
 
 
 def _scan_combined(combined: _Combined, text: str) -> tuple[list[Anchor], list[Hit]] | None:
@@ -613,9 +614,11 @@ def _scan_combined(combined: _Combined, text: str) -> tuple[list[Anchor], list[H
     phrase matched (see `_Combined`)."""
     low = " " + text.translate(_FOLD)
     if combined.automaton is not None:
-        fast = _scan_automaton(combined, combined.automaton, low)
-        if fast is not _GENERAL:
-            return fast
+        found, cues, status = _scan_automaton(combined, combined.automaton, low)
+        if status == _DONE:
+            return found, cues
+        if status == _RISKY:
+            return None
     mentions: list[Anchor] = []
     hits: list[Hit] = []
     for entry, start, end in combined.finditer(low):

@@ -1,0 +1,39 @@
+"""Use the mypyc-compiled prose modules when they match the sources (see
+`scripts/build_accel.py`): never a stale build, and plain Python whenever in doubt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import MutableSequence
+from pathlib import Path
+
+__all__ = ["BUILD", "current", "install"]
+
+_HERE = Path(__file__).resolve().parent
+BUILD = _HERE.parent.parent / "build" / "accel" / "effectors" / "prose"
+PURE_ENV = "MEMBRANE_PURE_PYTHON"
+
+
+def current(build: Path = BUILD, source: Path = _HERE) -> bool:
+    """Is there a complete build of this Python whose recorded hashes are the sources'?"""
+    try:
+        recorded = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
+        sources: dict[str, str] = recorded["sources"]
+        if recorded["python"] != sys.version or not sources:
+            return False
+        return all(hashlib.sha256((source / f"{m}.py").read_bytes()).hexdigest() == h
+                   for m, h in sources.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def install(path: MutableSequence[str], build: Path = BUILD) -> bool:
+    """Put the build first on the package's `__path__` when it is current and
+    `MEMBRANE_PURE_PYTHON` is unset; True if it was."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0") or not current(build):
+        return False
+    path.insert(0, str(build))
+    return True
