@@ -15,7 +15,6 @@ on any build failure, it says why and exits 0: everything works, only slower.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -25,8 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from effectors.prose.accel import MODULES, manifest
+
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("claims", "matcher", "text", "length")
 SOURCE = ROOT / "effectors" / "prose"
 OUT = ROOT / "build" / "accel"
 
@@ -38,16 +38,8 @@ setup(name="membrane-accel", script_args=["build_ext", "--build-lib", {out!r},
 """
 
 
-def manifest() -> dict[str, object]:
-    return {
-        "python": sys.version,
-        "sources": {m: hashlib.sha256((SOURCE / f"{m}.py").read_bytes()).hexdigest()
-                    for m in MODULES},
-    }
-
-
 def main() -> int:
-    want = manifest()
+    want = manifest(SOURCE)
     done = OUT / "effectors" / "prose" / "manifest.json"
     try:
         if json.loads(done.read_text()) == want:

@@ -10,22 +10,30 @@ import sys
 from collections.abc import MutableSequence
 from pathlib import Path
 
-__all__ = ["BUILD", "current", "install"]
+__all__ = ["BUILD", "MODULES", "current", "install", "manifest"]
 
 _HERE = Path(__file__).resolve().parent
 BUILD = _HERE.parent.parent / "build" / "accel" / "effectors" / "prose"
 PURE_ENV = "MEMBRANE_PURE_PYTHON"
+MODULES = ("claims", "matcher", "text", "length")  # what `scripts/build_accel.py` compiles
+
+
+def manifest(source: Path = _HERE, modules: tuple[str, ...] = MODULES) -> dict[str, object]:
+    """What a build of `modules` from `source` records, and what it must still match: this
+    Python's version and each source's sha256."""
+    return {
+        "python": sys.version,
+        "sources": {m: hashlib.sha256((source / f"{m}.py").read_bytes()).hexdigest()
+                    for m in modules},
+    }
 
 
 def current(build: Path = BUILD, source: Path = _HERE) -> bool:
     """Is there a complete build of this Python whose recorded hashes are the sources'?"""
     try:
         recorded = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
-        sources: dict[str, str] = recorded["sources"]
-        if recorded["python"] != sys.version or not sources:
-            return False
-        return all(hashlib.sha256((source / f"{m}.py").read_bytes()).hexdigest() == h
-                   for m, h in sources.items())
+        modules = tuple(recorded["sources"])
+        return bool(modules) and recorded == manifest(source, modules)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 

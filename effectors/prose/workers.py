@@ -69,7 +69,6 @@ class ProsePool:
 
     def __init__(self, pack: Pack, pools: Pools, processes: int,
                  timeout_s: float = 600.0) -> None:
-        self.processes = processes
         self.timeout_s = timeout_s
         self._executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn"),
