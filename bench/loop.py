@@ -9,14 +9,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from effectors.critique import Critic
 from effectors.testing import InstantGate, ScriptedProposer
 from harness.agenda import Agenda
 from harness.api import run_batch
+from harness.driver import BatchRun
 from harness.ledger import Ledger
-from harness.loop import Engines, Run, start_cohort, step_cohort
+from harness.loop import Engines
 from harness.models import Artifact
 from harness.models import Effector as E
-from harness.trace import TraceWriter
+from harness.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "packs" / "facility" / "corpus" / "demo.jsonl"
@@ -36,6 +38,8 @@ class _InstantCommitter:
 
         return Row()
 
+    hold = commit
+
 
 def _overhead(n_runs: int, rounds: int, memo: bool = True) -> tuple[float, float, int]:
     """(median ms per cycle, ms per run of fixed costs, cycles). A cycle is one run's
@@ -47,7 +51,9 @@ def _overhead(n_runs: int, rounds: int, memo: bool = True) -> tuple[float, float
     cycles_total = 0
     for rnd in range(rounds):
         with tempfile.TemporaryDirectory() as d:
-            ledger = Ledger(Path(d) / "ledger.sqlite")
+            ws = Workspace(Path(d))
+            ws.ensure()
+            ledger = Ledger(ws.ledger_path)
             gates = {
                 E.VALUE_GATE: InstantGate("value_gate"),
                 E.RI_GATE: InstantGate("ri_gate"),
@@ -57,37 +63,35 @@ def _overhead(n_runs: int, rounds: int, memo: bool = True) -> tuple[float, float
                 agenda=Agenda(memo=memo),
                 gates=gates,
                 proposer=ScriptedProposer("fake", []),
-                committer=_InstantCommitter(),  # type: ignore[arg-type]
+                critic=Critic(),
+                committer=_InstantCommitter(),
                 ledger=ledger,
                 clock=lambda: "2026-01-01T00:00:00+00:00",
                 max_attempts=3,
                 has_prose=True,
                 require_approval=False,
             )
-            t0 = time.perf_counter()
-            runs = []
-            for i in range(n_runs):
-                rid = f"r{rnd}-{i}"
-                art = Artifact(id=rid, tables={"t": [{"a": i}]}, prose="p.")
-                runs.append(
-                    Run(
-                        run_id=rid,
-                        input=art,
-                        input_hash="h",
-                        trace=TraceWriter(Path(d) / f"{rid}.jsonl", rid, eng.clock),
-                    )
-                )
-            start_cohort(runs, eng, "b", "bench", "0")
-            fixed_s = time.perf_counter() - t0
-            while any(not r.state.terminal for r in runs):
-                active = sum(1 for r in runs if not r.state.terminal)
+            arts = [
+                Artifact(id=f"r{rnd}-{i}", tables={"t": [{"a": i}]}, prose="p.")
+                for i in range(n_runs)
+            ]
+            batch = BatchRun(ws, eng, arts, cohort_size=n_runs, batch_id="b")
+            fixed_s = 0.0
+            first = True
+            while True:
                 t0 = time.perf_counter()
-                step_cohort(runs, eng)
+                cycle = batch.step()
                 dt = time.perf_counter() - t0
-                if all(not r.state.terminal for r in runs):
-                    per_cycle.append(dt / active)
-                else:  # the step that ends runs pays their fsync + anchor
+                if cycle is None:
+                    break
+                active = sum(1 for r in cycle.cohort if not r.state.terminal) + len(
+                    cycle.finished
+                )
+                if first or cycle.finished:  # starting runs, or ending them (fsync + anchor)
                     fixed_s += dt
+                else:
+                    per_cycle.append(dt / active)
+                first = False
                 cycles_total += active
             fixed.append(fixed_s / n_runs)
             ledger.close()

@@ -1,66 +1,9 @@
-"""The effector protocols and the one boundary where a crash becomes data.
-
-Gates judge a *batch* of candidates in one call (a cohort of one for `refine`) and return
-one `Verdict` per candidate, in order. A gate never raises for a bad artifact: it returns
-critiques. If a gate raises anyway, `run_gate` turns that into crashed verdicts (which
-count as failed), except for `InfrastructureError`, which the loop turns into FAILED runs
-(fail closed: an engine that could not answer admits nothing).
-"""
+"""The effector protocols, re-exported from the kernel's ports (`harness.ports`) for
+effector and plugin authors: a gate implements `Gate`, a proposer `Proposer`; `run_gate`
+is the one boundary where a gate crash becomes data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from harness.ports import Committer, Critic, Gate, Proposer, run_gate
 
-from harness.errors import InfrastructureError
-from harness.models import Artifact, Critique, Proposal, ProposalRequest, Verdict
-
-__all__ = ["Gate", "Proposer", "run_gate"]
-
-
-@runtime_checkable
-class Gate(Protocol):
-    """A deterministic judge. `name` is the effector name (`value_gate`, ...)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
-        """One verdict per candidate, in the same order."""
-        ...
-
-
-@runtime_checkable
-class Proposer(Protocol):
-    """Proposes a full candidate artifact for one attempt. Its output is untrusted."""
-
-    @property
-    def name(self) -> str: ...
-
-    def propose(self, request: ProposalRequest) -> Proposal: ...
-
-
-def run_gate(gate: Gate, candidates: Sequence[Artifact]) -> list[Verdict]:
-    """Call a gate; a crash (other than an infrastructure error) becomes failed verdicts."""
-    if not candidates:
-        return []
-    try:
-        verdicts = gate.judge(candidates)
-        if len(verdicts) != len(candidates):
-            raise RuntimeError(
-                f"{gate.name} returned {len(verdicts)} verdicts for {len(candidates)} candidates"
-            )
-        return verdicts
-    except InfrastructureError:
-        raise
-    except Exception as exc:
-        crit = Critique(
-            code="gate.crashed",
-            gate=gate.name,
-            message=f"{gate.name} crashed: {type(exc).__name__}: {exc}",
-            evidence=(repr(exc)[:2000],),
-        )
-        return [
-            Verdict(gate=gate.name, artifact_id=a.id, critiques=(crit,), crashed=True)
-            for a in candidates
-        ]
+__all__ = ["Committer", "Critic", "Gate", "Proposer", "run_gate"]

@@ -26,7 +26,7 @@ from harness.models import (
     Verdict,
 )
 
-__all__ = ["build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
+__all__ = ["Critic", "build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
 
 _CELL_KEY = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$")
 _SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}
@@ -123,3 +123,17 @@ def check_locked(spine: Spine, proposal: Artifact) -> list[Critique]:
             )
         )
     return out
+
+
+class Critic:
+    """The critique effector behind the loop's `Critic` port."""
+
+    name = "critique"
+
+    def report(
+        self, failed: Sequence[Verdict], candidate: Artifact, attempt: int
+    ) -> CritiqueReport:
+        return build_report(failed, candidate, attempt)
+
+    def locked_breaches(self, spine: Spine, proposal: Artifact) -> list[Critique]:
+        return check_locked(spine, proposal)

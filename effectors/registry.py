@@ -18,6 +18,7 @@ __all__ = [
     "GateContext",
     "build_gate",
     "build_proposer",
+    "gates",
     "proposers",
     "register_gate",
     "register_proposer",
@@ -43,6 +44,7 @@ class GateContext:
 
 GateFactory = Callable[[GateContext], Gate]
 ProposerFactory = Callable[[GateContext], Proposer]
+# a user's registration always wins over a built-in, whichever comes first
 _GATES: dict[str, GateFactory] = {}
 _PROPOSERS: dict[str, ProposerFactory] = {}
 
@@ -56,22 +58,27 @@ def register_proposer(name: str, factory: ProposerFactory) -> None:
 
 
 def proposers() -> list[str]:
-    _builtins()
-    return sorted(_PROPOSERS)
+    return sorted({**_BUILTIN_PROPOSERS, **_PROPOSERS})
+
+
+def gates() -> list[str]:
+    return sorted({**_BUILTIN_GATES, **_GATES})
 
 
 def build_gate(name: str, ctx: GateContext) -> Gate:
-    _builtins()
-    return _GATES[name](ctx)
+    factory = _GATES.get(name) or _BUILTIN_GATES.get(name)
+    if factory is None:
+        raise ConfigError(f"unknown gate {name!r}", hint=f"choose one of: {', '.join(gates())}")
+    return factory(ctx)
 
 
 def build_proposer(name: str, ctx: GateContext) -> Proposer:
-    _builtins()
-    if name not in _PROPOSERS:
+    factory = _PROPOSERS.get(name) or _BUILTIN_PROPOSERS.get(name)
+    if factory is None:
         raise ConfigError(
-            f"unknown proposer {name!r}", hint=f"choose one of: {', '.join(sorted(_PROPOSERS))}"
+            f"unknown proposer {name!r}", hint=f"choose one of: {', '.join(proposers())}"
         )
-    return _PROPOSERS[name](ctx)
+    return factory(ctx)
 
 
 def _value_gate(ctx: GateContext) -> Gate:
@@ -126,12 +133,15 @@ def _hermes(ctx: GateContext) -> Proposer:
     )
 
 
-def _builtins() -> None:
-    if _GATES:
-        return
-    register_gate("value_gate", _value_gate)
-    register_gate("ri_gate", _ri_gate)
-    register_gate("prose_gate", _prose_gate)
-    register_proposer("offline", _offline)
-    register_proposer("openai", _openai)
-    register_proposer("hermes", _hermes)
+# Built-ins are looked up after a user's registrations: they are never dropped, and never
+# replace a user's factory of the same name (register in any order).
+_BUILTIN_GATES: dict[str, GateFactory] = {
+    "value_gate": _value_gate,
+    "ri_gate": _ri_gate,
+    "prose_gate": _prose_gate,
+}
+_BUILTIN_PROPOSERS: dict[str, ProposerFactory] = {
+    "offline": _offline,
+    "openai": _openai,
+    "hermes": _hermes,
+}

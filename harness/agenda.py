@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 from durable import engine as _engine
 from durable import lang as _lang
 
-from harness.errors import AgendaError
+from harness.errors import AgendaError, RulesError
 from harness.models import Decision
-from rules import agenda_v1
-from rules.agenda_v1 import Condition, RuleSpec
+from rules import DEFAULT, ruleset
+from rules.coverage import check_rules
+from rules.spec import Condition, RuleSpec
 
 __all__ = ["Agenda", "Facts"]
 
@@ -89,10 +90,12 @@ class _Ruleset:
                 _lang.when_all(expr)(self._action(spec))
 
     @classmethod
-    def get(cls, rules: Sequence[RuleSpec], name: str) -> _Ruleset:
+    def get(cls, rules: Sequence[RuleSpec], name: str, *, check: bool = True) -> _Ruleset:
         digest = hashlib.sha256(repr(tuple(rules)).encode()).hexdigest()[:10]
         key = f"{name}_{digest}"
         if key not in cls._defined:
+            if check and (problems := check_rules(rules)):
+                raise RulesError(name, problems)
             cls._defined[key] = cls(key, tuple(rules))
         return cls._defined[key]
 
@@ -143,13 +146,31 @@ class Agenda:
 
     def __init__(
         self,
-        rules: Sequence[RuleSpec] = agenda_v1.RULES,
-        name: str = agenda_v1.NAME,
+        rules: Sequence[RuleSpec] | None = None,
+        name: str = DEFAULT,
         *,
         memo: bool = True,
+        check: bool = True,
     ) -> None:
-        self._rs = _Ruleset.get(rules, name)
+        """`rules` default to the shipped ruleset `name`. The ruleset is checked when it is
+        first built (`rules.coverage`): every gap, overlap, unknown fact and illegal move is
+        reported at once as a `RulesError`. `check=False` skips that (tests of the runtime
+        `AgendaError` only)."""
+        self._rs = _Ruleset.get(ruleset(name) if rules is None else rules, name, check=check)
         self.memo = memo
+
+    @classmethod
+    def named(cls, name: str) -> Agenda:
+        """The shipped ruleset `name` (`rules.RULESETS`)."""
+        return cls(None, name)
+
+    @property
+    def rules(self) -> tuple[RuleSpec, ...]:
+        return self._rs.rules
+
+    def doc(self, rule: str) -> str:
+        """The rule's reason, in words (for traces and `membrane rules show`)."""
+        return next((r.doc for r in self._rs.rules if r.name == rule), "")
 
     @property
     def name(self) -> str:

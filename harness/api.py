@@ -4,29 +4,33 @@ to an optional callback and results come back as data."""
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import TracebackType
 
-from effectors.commit import Committer, artifact_bytes, content_hash, rebuild_view, recover
+from effectors.commit import Committer
+from effectors.critique import Critic
 from effectors.registry import GateContext, build_gate, build_proposer
 from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
-from harness.errors import ConfigError, CorpusError
+from harness.driver import BatchResult, BatchRun, RunSummary
+from harness.errors import ConfigError
 from harness.ledger import Ledger
-from harness.loop import Engines, Run, start_cohort, step_cohort
-from harness.models import Artifact, RunState
+from harness.loop import Engines
+from harness.models import Artifact
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
 from harness.report import Report, build_report
-from harness.trace import TraceWriter
+from harness.scratch import Scratch
+from harness.store import recover
 from harness.workspace import Config, Workspace, atomic_write
 
 __all__ = [
     "BatchResult",
+    "BatchRun",
     "RunSummary",
     "Session",
     "init_workspace",
@@ -68,7 +72,8 @@ def init_workspace(root: Path, pack: str | None = None) -> list[str]:
 
 @dataclass
 class Session:
-    """A workspace opened for writing: pack, pools, gates, proposer, ledger (recovered)."""
+    """A workspace opened for writing: pack, pools, gates, proposer, ledger. A context
+    manager: `with open_session(root) as s: s.batch(artifacts).run()`."""
 
     ws: Workspace
     config: Config
@@ -76,6 +81,35 @@ class Session:
     pools: Pools
     ledger: Ledger
     engines: Engines
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def batch(
+        self,
+        artifacts: Iterable[Artifact],
+        *,
+        cohort_size: int | None = None,
+        batch_id: str | None = None,
+    ) -> BatchRun:
+        """The batch driver over this session's engines (skips settled inputs)."""
+        return BatchRun(
+            self.ws,
+            self.engines,
+            artifacts,
+            cohort_size=cohort_size or self.config.cohort_size,
+            batch_id=batch_id,
+            pack=self.pack.name,
+            pack_version=self.pack.config.pack.version,
+        )
 
     def close(self) -> None:
         """Release the ledger, the gates' and the proposer's resources (PROSE_GATE's worker
@@ -90,7 +124,15 @@ class Session:
 
 
 def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pack:
-    chosen = pack_arg or config.pack
+    """--pack, else membrane.toml's `pack`, else the pack the workspace's last batch ran
+    with (the ledger remembers it)."""
+    chosen: str | Path | None = pack_arg or config.pack
+    if chosen is None and ws.ledger_path.exists():
+        ledger = Ledger(ws.ledger_path)
+        try:
+            chosen = ledger.last_pack()
+        finally:
+            ledger.close()
     if chosen is None:
         raise ConfigError("no pack given", hint="pass --pack DIR or set `pack` in membrane.toml")
     path = Path(chosen)
@@ -131,11 +173,14 @@ def open_session(
         E.PROSE_GATE: build_gate("prose_gate", ctx),
     }
     ledger = Ledger(ws.ledger_path)
+    ledger.remember_pack(str(pack.root))
     engines = Engines(
-        agenda=Agenda(),
+        agenda=Agenda.named(pack.config.policy.rules),
         gates=gates,
         proposer=build_proposer(proposer or config.proposer, ctx),
+        critic=Critic(),
         committer=Committer(ws, ledger),
+        scratch=Scratch(ws.scratch),
         ledger=ledger,
         clock=clock,
         max_attempts=max_attempts or config.max_attempts or pack.config.policy.max_attempts,
@@ -145,94 +190,6 @@ def open_session(
         max_tokens_per_batch=config.max_tokens_per_batch,
     )
     return Session(ws, config, pack, pools, ledger, engines)
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    artifact_id: str
-    run_id: str
-    state: str
-    attempts: int
-    codes: dict[str, int]
-    error: str | None = None
-
-
-@dataclass
-class BatchResult:
-    runs: list[RunSummary] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # already settled for the same input
-    errors: list[CorpusError] = field(default_factory=list)
-    seconds: float = 0.0
-    recovered: dict[str, int] = field(default_factory=dict)
-    report: Report | None = None
-    halted: str | None = None  # why the batch stopped early (an endpoint is unavailable)
-    not_started: int = 0  # artifacts left for a later batch because it stopped
-    tokens: int = 0  # model tokens this batch spent
-
-    def count(self, state: RunState) -> int:
-        return sum(1 for r in self.runs if r.state == state.value)
-
-    @property
-    def artifacts_per_s(self) -> float:
-        return len(self.runs) / self.seconds if self.seconds > 0 else 0.0
-
-
-def _new_run(session: Session, artifact: Artifact, data: bytes) -> Run:
-    digest = content_hash(data)  # the input's identity: resume skips a settled (id, hash)
-    path = session.ws.inputs / f"{digest}.json"
-    if not path.exists():
-        atomic_write(path, data)
-    run_id = f"{artifact.id}.r{session.ledger.count_runs(artifact.id) + 1}"
-    trace = TraceWriter(session.ws.trace_path(run_id), run_id, session.engines.clock)
-    return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
-
-
-def refine_artifacts(
-    session: Session,
-    artifacts: Sequence[Artifact],
-    *,
-    cohort_size: int,
-    progress: Progress | None = None,
-    batch_id: str | None = None,
-) -> BatchResult:
-    """Refine artifacts in cohorts; skips those already settled for the same input."""
-    t0 = time.perf_counter()
-    result = BatchResult()
-    done = session.ledger.finished_inputs()
-    todo: list[tuple[Artifact, bytes]] = []
-    for a in artifacts:
-        data = artifact_bytes(a)
-        if (a.id, content_hash(data)) in done:
-            result.skipped.append(a.id)
-        else:
-            todo.append((a, data))
-    batch_id = batch_id or f"b-{session.engines.clock()}"
-    finished = 0
-    if progress:
-        progress(0, len(todo))
-    for i in range(0, len(todo), cohort_size):
-        runs = [_new_run(session, a, data) for a, data in todo[i : i + cohort_size]]
-        start_cohort(
-            runs, session.engines, batch_id, session.pack.name, session.pack.config.pack.version
-        )
-        while any(not r.state.terminal for r in runs):
-            step_cohort(runs, session.engines)
-            now = finished + sum(1 for r in runs if r.state.terminal)
-            if progress:
-                progress(now, len(todo))
-        finished += len(runs)
-        rebuild_view(session.ws, session.ledger)
-        result.runs.extend(
-            RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error)
-            for r in runs
-        )
-        if session.engines.halted:  # an endpoint is down: start no more runs
-            result.halted = session.engines.halted
-            result.not_started = max(0, len(todo) - i - len(runs))
-            break
-    result.tokens = session.engines.batch_tokens
-    result.seconds = time.perf_counter() - t0
-    return result
 
 
 def run_batch(
@@ -265,14 +222,15 @@ def run_batch(
             replay=replay,
             clock=clock,
         )
-        try:
+        with session:
             rec = recover(session.ws, session.ledger)
-            result = refine_artifacts(
-                session,
-                read.artifacts,
-                cohort_size=cohort_size or config.cohort_size,
-                progress=progress,
-            )
+            batch = session.batch(read.artifacts, cohort_size=cohort_size)
+            if progress:
+                progress(0, batch.total)
+            for cycle in batch:
+                if progress:
+                    progress(cycle.done, cycle.total)
+            result = batch.result
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
@@ -280,8 +238,6 @@ def run_batch(
                     session.ws, session.pack, list(session.engines.gates.values())
                 )
             return result
-        finally:
-            session.close()
 
 
 def run_refine(
@@ -307,11 +263,9 @@ def run_refine(
             replay=replay,
             clock=clock,
         )
-        try:
+        with session:
             recover(session.ws, session.ledger)
-            return refine_artifacts(session, [artifact], cohort_size=1)
-        finally:
-            session.close()
+            return session.batch([artifact], cohort_size=1).run()
 
 
 def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:

@@ -7,7 +7,9 @@ types. A *bad artifact* is never an exception: gates return critiques for it.
     ├── SetupError                 bad input found before a run starts (exit code 2)
     │   ├── PackError              a pack file is missing, does not parse or is inconsistent
     │   ├── CorpusError            a corpus line / artifact file is malformed
-    │   └── ConfigError            membrane.toml or a CLI option is wrong
+    │   ├── ConfigError            membrane.toml or a CLI option is wrong
+    │   └── RulesError             a ruleset has gaps, overlaps, unknown facts or illegal
+    │                              moves (every problem at once, when the agenda is built)
     ├── AgendaError                the rules emitted zero or several decisions (a rules bug)
     ├── IllegalTransition          the FSM was asked for a move its table does not have
     ├── InfrastructureError        an engine or the file system failed mid-run (run ends FAILED)
@@ -39,6 +41,7 @@ __all__ = [
     "MembraneError",
     "PackError",
     "ProposalFailed",
+    "RulesError",
     "SetupError",
     "TraceError",
 ]
@@ -85,6 +88,21 @@ class CorpusError(SetupError):
 
 class ConfigError(SetupError):
     """The workspace configuration or a command-line option is wrong."""
+
+
+class RulesError(SetupError):
+    """A ruleset cannot decide every reachable fact combination exactly once with a legal
+    move. `problems` lists every one found (gaps, overlaps, unknown facts, bad moves)."""
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        self.problems = problems
+        shown = problems[:25]
+        more = f"\n  ... and {len(problems) - 25} more" if len(problems) > 25 else ""
+        super().__init__(
+            f"ruleset {name!r} has {len(problems)} problem(s):\n  " + "\n  ".join(shown) + more,
+            hint="every reachable fact combination needs exactly one rule with a legal trigger "
+            "(`membrane rules show` prints the rules and the FSM)",
+        )
 
 
 class AgendaError(MembraneError):

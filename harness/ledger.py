@@ -1,7 +1,9 @@
 """The commit ledger (SQLite, WAL, synchronous=FULL): the single commit point.
 
 One transaction inserts a commit row; `current/` and `corpus.jsonl` are derived from the
-ledger. Runs are registered when they start and anchored (trace length + last hash) when
+ledger. A held artifact (approval required) gets a `held` row instead and its objects live
+in `.membrane/held/`, which recovery keeps. The ledger also remembers the pack the last
+batch ran with, so `membrane report` needs no `--pack`. Runs are registered when they start and anchored (trace length + last hash) when
 they end, so `trace verify` also catches a truncated or recomputed chain.
 """
 
@@ -13,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CommitRow", "Ledger", "RunRow"]
+__all__ = ["CommitRow", "HeldRow", "Ledger", "RunRow"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -39,6 +41,20 @@ CREATE TABLE IF NOT EXISTS commits (
     committed_at TEXT NOT NULL,
     PRIMARY KEY (artifact_id, version)
 );
+CREATE TABLE IF NOT EXISTS held (
+    artifact_id  TEXT NOT NULL,
+    run_id       TEXT NOT NULL UNIQUE REFERENCES runs (run_id),
+    content_hash TEXT NOT NULL,
+    metrics_hash TEXT NOT NULL,
+    trace_seq    INTEGER NOT NULL,
+    trace_hash   TEXT NOT NULL,
+    held_at      TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'   -- pending | approved | rejected
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -52,6 +68,18 @@ class CommitRow:
     trace_seq: int
     trace_hash: str
     committed_at: str
+
+
+@dataclass(frozen=True)
+class HeldRow:
+    artifact_id: str
+    run_id: str
+    content_hash: str
+    metrics_hash: str
+    trace_seq: int
+    trace_hash: str
+    held_at: str
+    status: str
 
 
 @dataclass(frozen=True)
@@ -200,6 +228,67 @@ class Ledger:
         except BaseException:
             cur.execute("ROLLBACK")
             raise
+
+    # -- held (approval required) ------------------------------------------------------
+    def hold(
+        self,
+        artifact_id: str,
+        content_hash: str,
+        metrics_hash: str,
+        run_id: str,
+        trace_seq: int,
+        trace_hash: str,
+        held_at: str,
+    ) -> HeldRow:
+        """Record a held artifact. Idempotent for a run: holding it twice returns the first."""
+        row = HeldRow(
+            artifact_id,
+            run_id,
+            content_hash,
+            metrics_hash,
+            trace_seq,
+            trace_hash,
+            held_at,
+            "pending",
+        )
+        with self._txn():
+            self._db.execute(
+                "INSERT OR IGNORE INTO held VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.artifact_id,
+                    row.run_id,
+                    row.content_hash,
+                    row.metrics_hash,
+                    row.trace_seq,
+                    row.trace_hash,
+                    row.held_at,
+                    row.status,
+                ),
+            )
+        existing = self.held_of_run(run_id)
+        assert existing is not None
+        return existing
+
+    def held_of_run(self, run_id: str) -> HeldRow | None:
+        r = self._db.execute("SELECT * FROM held WHERE run_id = ?", (run_id,)).fetchone()
+        return HeldRow(*r) if r else None
+
+    def held(self, status: str | None = None) -> list[HeldRow]:
+        sql = "SELECT * FROM held" + (" WHERE status = ?" if status else "") + " ORDER BY held_at"
+        return [HeldRow(*r) for r in self._db.execute(sql, (status,) if status else ())]
+
+    # -- what the workspace remembers ----------------------------------------------------
+    def remember_pack(self, path: str) -> None:
+        """The pack the last batch or refine ran with (`membrane report` falls back to it)."""
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('pack', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (path,),
+        )
+
+    def last_pack(self) -> str | None:
+        r = self._db.execute("SELECT value FROM meta WHERE key = 'pack'").fetchone()
+        return str(r[0]) if r else None
 
     def latest_commits(self) -> list[CommitRow]:
         rows = self._db.execute(

@@ -11,9 +11,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from effectors.base import Gate, Proposer, run_gate
-from effectors.commit import Committer, artifact_bytes, content_hash
-from effectors.critique import build_report, check_locked
 from harness.agenda import Agenda
 from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
 from harness.fsm import RunMachine
@@ -28,9 +25,14 @@ from harness.models import (
     Proposal,
     ProposalRequest,
     RunState,
+    StepOutcome,
+    Trigger,
     Verdict,
 )
 from harness.models import Effector as E
+from harness.ports import Committer, Critic, Gate, Proposer, run_gate
+from harness.scratch import Scratch
+from harness.store import artifact_bytes, content_hash
 from harness.trace import TraceWriter
 from harness.trace.events import (
     BudgetEvent,
@@ -46,27 +48,73 @@ from harness.trace.events import (
     VerdictEvent,
 )
 
-__all__ = ["Engines", "Run", "start_cohort", "step_cohort"]
+__all__ = ["Engines", "Overlay", "Run", "fresh_facts", "start_cohort", "step_cohort"]
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Policy learned from outcomes; it only tightens (DESIGN.md §8): a smaller attempt
+    budget, approval required. Asserted as facts, so the rules decide what it means."""
+
+    max_attempts: int | None = None
+    require_approval: bool = False
 
 
 @dataclass
 class Engines:
-    """Everything a cohort step needs; built once per batch by `harness.api`."""
+    """Everything a cohort step needs: the agenda, the effectors behind their ports, the
+    ledger and the policy. Built once per batch by `harness.api` from the registry."""
 
     agenda: Agenda
     gates: Mapping[E, Gate]
     proposer: Proposer
+    critic: Critic
     committer: Committer
     ledger: Ledger
     clock: Callable[[], str]
     max_attempts: int
     has_prose: bool
     require_approval: bool
+    overlay: Overlay = field(default_factory=Overlay)
+    scratch: Scratch | None = None  # where each attempt's proposal, verdicts, critique go
     lessons: tuple[str, ...] = ()
     max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
     max_tokens_per_batch: int | None = None
     batch_tokens: int = 0  # spent so far by every run of this batch
-    halted: str | None = None  # why the batch must stop (an endpoint is unavailable)
+    endpoint_down: str | None = None  # what the unavailable endpoint said (a fact)
+
+    @property
+    def attempt_budget(self) -> int:
+        cap = self.overlay.max_attempts
+        return self.max_attempts if cap is None else min(self.max_attempts, cap)
+
+    def batch_facts(self) -> dict[str, str | int]:
+        """The facts every run of the batch shares."""
+        spent = self.max_tokens_per_batch is not None and (
+            self.batch_tokens >= self.max_tokens_per_batch
+        )
+        return {
+            "has_prose": int(self.has_prose),
+            "require_approval": int(self.require_approval or self.overlay.require_approval),
+            "batch_budget_spent": int(spent),
+            "endpoint_down": int(self.endpoint_down is not None),
+        }
+
+
+def fresh_facts(eng: Engines) -> dict[str, str | int]:
+    """The facts of a run that has not started: the driver asks the agenda with them
+    whether to start more runs at all."""
+    return {
+        "state": RunState.PROPOSE.value,
+        "outcome": StepOutcome.NONE.value,
+        "attempt": 0,
+        "retries_left": eng.attempt_budget,
+        "last_gate": "none",
+        "top_code": "none",
+        "top_code_count": 0,
+        "run_budget_spent": 0,
+        **eng.batch_facts(),
+    }
 
 
 @dataclass
@@ -79,10 +127,12 @@ class Run:
     candidate: Artifact | None = None
     attempt: int = 0
     cycles: int = 0
-    outcome: str = "none"
+    outcome: StepOutcome = StepOutcome.NONE
     verdicts: list[Verdict] = field(default_factory=list)  # this attempt's verdicts
     report: CritiqueReport | None = None
-    codes: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=Counter)  # critiques raised, all attempts
+    repeats: Counter[str] = field(default_factory=Counter)  # attempts raising each code
+    last_gate: str = "none"
     content_hash: str | None = None
     error: str | None = None
     tokens: int = 0
@@ -92,14 +142,18 @@ class Run:
         return self.machine.state
 
     def facts(self, eng: Engines) -> dict[str, str | int]:
+        top_code, top_count = self.repeats.most_common(1)[0] if self.repeats else ("none", 0)
         spent = eng.max_tokens_per_run is not None and self.tokens >= eng.max_tokens_per_run
         return {
             "state": self.state.value,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "attempt": self.attempt,
-            "retries_left": 0 if spent else max(0, eng.max_attempts - self.attempt),
-            "has_prose": int(eng.has_prose),
-            "require_approval": int(eng.require_approval),
+            "retries_left": max(0, eng.attempt_budget - self.attempt),
+            "last_gate": self.last_gate,
+            "top_code": top_code,
+            "top_code_count": top_count,
+            "run_budget_spent": int(spent),
+            **eng.batch_facts(),
         }
 
     def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
@@ -114,12 +168,18 @@ class Run:
             proposer=eng.proposer.name,
             agenda=eng.agenda.name,
             input_hash=self.input_hash,
-            max_attempts=eng.max_attempts,
+            max_attempts=eng.attempt_budget,
         )
 
 
+_GATES = (E.VALUE_GATE, E.RI_GATE, E.PROSE_GATE)
+
+
 def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
-    """One cycle for every active run: decide, fire, then run effectors grouped."""
+    """One cycle for every active run: decide and fire; a run's own effector (seed,
+    proposer, critique, commit, hold) runs at once, so the next run's decision sees its
+    effect (tokens spent, an endpoint down); runs waiting on the same gate are judged
+    together at the end of the cycle."""
     plan: dict[E, list[Run]] = defaultdict(list)
     finished: list[tuple[str, str, int, str, str]] = []
     for run in runs:
@@ -127,13 +187,15 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
             continue
         decision = eng.agenda.decide(run.run_id, run.facts(eng))
         _apply(run, decision, eng)
-        if decision.effector is not None:
+        if decision.effector in _GATES:
             plan[decision.effector].append(run)
+        elif decision.effector is not None:
+            _run_one(decision.effector, run, eng)
         elif run.state.terminal:
             finished.append(_finish(run, eng))
     eng.ledger.finish_runs(finished)  # one transaction anchors every run that ended
-    for effector, group in plan.items():
-        _run_effector(effector, group, eng)
+    for gate, group in plan.items():
+        _judge(eng.gates[gate], group, eng)
 
 
 def _apply(run: Run, d: Decision, eng: Engines) -> None:
@@ -142,7 +204,7 @@ def _apply(run: Run, d: Decision, eng: Engines) -> None:
     if d.trigger is not None:
         run.machine.fire(d.trigger)
     run.cycles += 1
-    run.outcome = "none"
+    run.outcome = StepOutcome.NONE
     run.trace.append(
         DecisionEvent,
         cycle=run.cycles,
@@ -153,37 +215,36 @@ def _apply(run: Run, d: Decision, eng: Engines) -> None:
         state_before=before.value,
         state_after=run.state.value,
     )
+    if d.trigger is Trigger.HALTED:  # the rule says why; the endpoint's own words, if any
+        detail = f" ({eng.endpoint_down})" if eng.endpoint_down else ""
+        run.error = f"stopped by rule {d.rule}: {eng.agenda.doc(d.rule)}{detail}"
 
 
-def _run_effector(effector: E, group: list[Run], eng: Engines) -> None:
-    if effector in (E.VALUE_GATE, E.RI_GATE, E.PROSE_GATE):
-        _judge(eng.gates[effector], group, eng)
-        return
-    for run in group:
-        try:
-            {
-                E.SEED: _seed,
-                E.PROPOSER: _propose,
-                E.CRITIQUE: _critique,
-                E.COMMIT: _commit,
-                E.HOLD: _hold,
-            }[effector](run, eng)
-        except InfrastructureError as exc:
-            if isinstance(exc, EndpointUnavailable):
-                eng.halted = eng.halted or str(exc)
-            _crash(run, effector.value, str(exc))
-        except OSError as exc:
-            _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
+_EFFECTS: dict[E, Callable[[Run, Engines], None]] = {}
+
+
+def _run_one(effector: E, run: Run, eng: Engines) -> None:
+    try:
+        _EFFECTS[effector](run, eng)
+    except InfrastructureError as exc:
+        if isinstance(exc, EndpointUnavailable):
+            eng.endpoint_down = eng.endpoint_down or str(exc)
+        _crash(run, effector.value, str(exc))
+    except OSError as exc:
+        _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
 
 
 def _crash(run: Run, effector: str | None, message: str) -> None:
-    run.outcome = "crashed"
+    run.outcome = StepOutcome.CRASHED
     run.error = message
     run.trace.append(ErrorEvent, effector=effector, message=message)
 
 
-def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None) -> None:
+def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, eng: Engines) -> None:
     new = proposal.artifact
+    data = artifact_bytes(new)
+    if eng.scratch is not None:
+        eng.scratch.write(run.run_id, run.attempt, "proposal.json", data)
     old_cells = {str(r): previous.value(r) for r in previous.cells()} if previous else {}
     changes = [
         CellChange(cell=str(r), value=new.value(r))
@@ -196,7 +257,7 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None) ->
         ProposalEvent,
         attempt=run.attempt,
         proposer=proposal.proposer,
-        content_hash=content_hash(artifact_bytes(new)),
+        content_hash=content_hash(data),
         changes=tuple(changes),
         removed=removed,
         prose_changed=previous is None or previous.prose != new.prose,
@@ -210,11 +271,10 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None) ->
 def _seed(run: Run, eng: Engines) -> None:
     run.attempt = 1
     run.candidate = run.input
-    _record_proposal(
-        run, Proposal(artifact=run.input, proposer="seed", notes=("input artifact",)), None
-    )
+    seed = Proposal(artifact=run.input, proposer="seed", notes=("input artifact",))
+    _record_proposal(run, seed, None, eng)
     run.verdicts = []
-    run.outcome = "proposed"
+    run.outcome = StepOutcome.PROPOSED
 
 
 def _tokens_left(run: Run, eng: Engines) -> int | None:
@@ -226,7 +286,7 @@ def _tokens_left(run: Run, eng: Engines) -> int | None:
         )
         if limit is not None
     ]
-    return min(left) if left else None
+    return max(0, min(left)) if left else None
 
 
 def _account(run: Run, eng: Engines, usage: Sequence[CallUsage], tokens: int) -> None:
@@ -247,16 +307,8 @@ def _account(run: Run, eng: Engines, usage: Sequence[CallUsage], tokens: int) ->
 
 
 def _propose(run: Run, eng: Engines) -> None:
+    """The budgets were checked by the rules that chose this retry."""
     assert run.candidate is not None and run.report is not None
-    left = _tokens_left(run, eng)
-    if left is not None and left <= 0:  # only the batch budget: a spent run budget ends at CRITIQUE
-        _crash(
-            run,
-            E.PROPOSER.value,
-            f"token budget per batch spent ({eng.batch_tokens} of {eng.max_tokens_per_batch}); "
-            "rerun the batch to resume",
-        )
-        return
     run.attempt += 1
     run.verdicts = []
     request = ProposalRequest(
@@ -265,7 +317,7 @@ def _propose(run: Run, eng: Engines) -> None:
         candidate=run.candidate,
         critique=run.report,
         lessons=eng.lessons,
-        tokens_left=left,
+        tokens_left=_tokens_left(run, eng),
     )
     try:
         proposal = eng.proposer.propose(request)
@@ -279,19 +331,19 @@ def _propose(run: Run, eng: Engines) -> None:
         _reject(run, [_harness_critique("proposal.invalid", f"{type(exc).__name__}: {exc}")])
         return
     _account(run, eng, proposal.usage, proposal.tokens_prompt + proposal.tokens_completion)
-    problems = list(check_locked(run.report.spine, proposal.artifact))
+    problems = list(eng.critic.locked_breaches(run.report.spine, proposal.artifact))
     if proposal.artifact.id != run.input.id:
         problems.append(
             _harness_critique(
                 "proposal.invalid", f"artifact id changed to {proposal.artifact.id!r}"
             )
         )
-    _record_proposal(run, proposal, run.candidate)
+    _record_proposal(run, proposal, run.candidate, eng)
     if problems:
         _reject(run, problems)
         return
     run.candidate = proposal.artifact
-    run.outcome = "proposed"
+    run.outcome = StepOutcome.PROPOSED
 
 
 def _harness_critique(code: str, message: str) -> Critique:
@@ -308,14 +360,17 @@ def _failed_critique(exc: ProposalFailed) -> Critique:
 def _reject(run: Run, critiques: Sequence[Critique]) -> None:
     """A proposal the harness refuses never reaches a gate; it is a failed attempt."""
     run.verdicts = [Verdict(gate="harness", artifact_id=run.input.id, critiques=tuple(critiques))]
-    run.outcome = "rejected"
-    _trace_verdicts(run, run.verdicts, 1)
+    run.outcome = StepOutcome.REJECTED
+    _trace_verdicts(run, run.verdicts, 1, None)
 
 
-def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> None:
+def _trace_verdicts(
+    run: Run, verdicts: Sequence[Verdict], batch_size: int, eng: Engines | None
+) -> None:
     for v in verdicts:
         run.codes.update(c.code for c in v.critiques if c.severity != "info")
-        run.trace.append(
+        run.last_gate = v.gate
+        event = run.trace.append(
             VerdictEvent,
             attempt=run.attempt,
             gate=v.gate,
@@ -326,6 +381,10 @@ def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> N
             rejected=tuple(str(r) for r in v.rejected),
             batch_size=batch_size,
         )
+        if eng is not None and eng.scratch is not None:
+            eng.scratch.write(
+                run.run_id, run.attempt, f"{v.gate}.verdict.json", event.model_dump_json().encode()
+            )
 
 
 def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
@@ -339,8 +398,8 @@ def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
         return
     for run, verdict in zip(group, verdicts, strict=True):
         run.verdicts.append(verdict)
-        _trace_verdicts(run, [verdict], len(group))
-        run.outcome = "passed" if verdict.passed else "failed"
+        _trace_verdicts(run, [verdict], len(group), eng)
+        run.outcome = StepOutcome.PASSED if verdict.passed else StepOutcome.FAILED
 
 
 def _critique(run: Run, eng: Engines) -> None:
@@ -348,7 +407,7 @@ def _critique(run: Run, eng: Engines) -> None:
     failed = [v for v in run.verdicts if not v.passed] or run.verdicts
     # the spine is this candidate's cells minus what a gate rejected: a cell a later gate
     # rejects (an FK a value gate admitted) is unlocked again so it can be repaired
-    report = build_report(failed, run.candidate, run.attempt)
+    report = eng.critic.report(failed, run.candidate, run.attempt)
     if run.report is not None and all(v.gate == "harness" for v in failed):
         # a rejected proposal never reached a gate: keep what the gates said and the spine,
         # and add why the proposal was refused
@@ -356,6 +415,7 @@ def _critique(run: Run, eng: Engines) -> None:
             update={"attempt": run.attempt, "critiques": run.report.critiques + report.critiques}
         )
     run.report = report
+    run.repeats.update({c.code for c in report.critiques if c.severity == "error"})
     run.trace.append(
         CritiqueEvent,
         attempt=run.attempt,
@@ -363,7 +423,11 @@ def _critique(run: Run, eng: Engines) -> None:
         codes=tuple(c.code for c in report.critiques),
         locked=len(report.spine.locked),
     )
-    run.outcome = "critiqued"
+    if eng.scratch is not None:
+        eng.scratch.write(
+            run.run_id, run.attempt, "critique.json", report.model_dump_json().encode()
+        )
+    run.outcome = StepOutcome.CRITIQUED
 
 
 def _metrics(run: Run) -> dict[str, float | int | str]:
@@ -387,22 +451,30 @@ def _commit(run: Run, eng: Engines) -> None:
         content_hash=row.content_hash,
         metrics_hash=row.metrics_hash,
     )
-    run.outcome = "committed"
+    run.outcome = StepOutcome.COMMITTED
 
 
 def _hold(run: Run, eng: Engines) -> None:
+    """Stored for a human outside current/ (`.membrane/held/`), recorded in the ledger."""
     assert run.candidate is not None
-    digest, mdigest = eng.committer.write_objects(run.candidate, _metrics(run))
-    run.content_hash = digest
+    row = eng.committer.hold(
+        run.run_id, run.candidate, _metrics(run), run.trace.seq - 1, run.trace.head, eng.clock()
+    )
+    run.content_hash = row.content_hash
     run.trace.append(
         CommitEvent,
         artifact_id=run.input.id,
         version=0,
-        content_hash=digest,
-        metrics_hash=mdigest,
+        content_hash=row.content_hash,
+        metrics_hash=row.metrics_hash,
         held=True,
     )
-    run.outcome = "held"
+    run.outcome = StepOutcome.HELD
+
+
+_EFFECTS.update(
+    {E.SEED: _seed, E.PROPOSER: _propose, E.CRITIQUE: _critique, E.COMMIT: _commit, E.HOLD: _hold}
+)
 
 
 def start_cohort(

@@ -29,6 +29,7 @@ __all__ = [
     "RunState",
     "Severity",
     "Spine",
+    "StepOutcome",
     "Trigger",
     "Verdict",
 ]
@@ -81,6 +82,21 @@ class Trigger(StrEnum):
     CRITIQUED = "critiqued"
     BUDGET_SPENT = "budget_spent"
     PUBLISHED = "published"
+    HELD = "held"
+    CRASHED = "crashed"
+    HALTED = "halted"  # the agenda stopped the run (an endpoint is down, a batch budget spent)
+
+
+class StepOutcome(StrEnum):
+    """What the last effector did: the `outcome` fact the agenda decides on."""
+
+    NONE = "none"
+    PROPOSED = "proposed"
+    REJECTED = "rejected"
+    PASSED = "passed"
+    FAILED = "failed"
+    CRITIQUED = "critiqued"
+    COMMITTED = "committed"
     HELD = "held"
     CRASHED = "crashed"
 

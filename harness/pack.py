@@ -12,9 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import PackError
+from rules import RULESETS
 
 __all__ = [
     "AggregateBound",
@@ -182,7 +190,16 @@ class Bounds(_Strict):
 class Policy(_Strict):
     max_attempts: int = Field(default=4, ge=1, le=50)  # the seed counts as attempt 1
     require_approval: bool = False
+    rules: str = "agenda_v1"  # the agenda's ruleset, by name (rules.RULESETS)
     placeholders: list[str] = Field(default_factory=list)  # exact, case-insensitive
+
+    @field_validator("rules")
+    @classmethod
+    def _known_ruleset(cls, v: str) -> str:
+        if v not in RULESETS:
+            raise ValueError(f"unknown ruleset {v!r}; shipped: {', '.join(sorted(RULESETS))}")
+        return v
+
     placeholder_patterns: list[str] = Field(default_factory=list)  # regexes
 
 
@@ -198,15 +215,19 @@ class PackConfig(_Strict):
     @model_validator(mode="after")
     def _prose_columns_exist(self) -> PackConfig:
         kinds = {"quantities": ("data",), "relations": ("object", "id")}
-        for field, refs in (("quantities", [q.column for q in self.prose.quantities]),
-                            ("relations", [r.column for r in self.prose.relations])):
+        for field, refs in (
+            ("quantities", [q.column for q in self.prose.quantities]),
+            ("relations", [r.column for r in self.prose.relations]),
+        ):
             for ref in refs:
                 table, _, column = ref.partition(".")
                 binding = self.tables.get(table)
                 col = binding.columns.get(column) if binding else None
                 if col is None or col.kind not in kinds[field]:
-                    raise ValueError(f"prose.{field} names {ref!r}, which is not a bound "
-                                     f"{' or '.join(kinds[field])} column")
+                    raise ValueError(
+                        f"prose.{field} names {ref!r}, which is not a bound "
+                        f"{' or '.join(kinds[field])} column"
+                    )
         return self
 
     @model_validator(mode="after")

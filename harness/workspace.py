@@ -1,12 +1,14 @@
 """The workspace: the folder membrane runs in, its layout and its `membrane.toml`.
 
 membrane.toml      config (pack, proposer, seed, budgets, prose_workers)
-scratch/<run_id>/  disposable staging (attempt-NN/proposal.json)
+scratch/<run_id>/  disposable staging (attempt-NN/: proposal.json, <gate>.verdict.json,
+                   critique.json)
 current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
 archive/           superseded committed versions
 trace/<run_id>.jsonl
-.membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), caches, lock,
-                   transcripts/ (model request -> response, content-addressed)
+.membrane/         ledger.sqlite, inputs/ (content-addressed run inputs), held/ (artifacts
+                   waiting for a person, content-addressed), caches, lock, transcripts/
+                   (model request -> response, content-addressed)
 """
 
 from __future__ import annotations
@@ -165,6 +167,11 @@ class Workspace:
     @property
     def transcripts(self) -> Path:
         return self.state / "transcripts"
+
+    @property
+    def held(self) -> Path:
+        """Artifacts that passed every gate and wait for a person (never in current/)."""
+        return self.state / "held"
 
     def trace_path(self, run_id: str) -> Path:
         return self.traces / f"{run_id}.jsonl"

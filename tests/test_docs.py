@@ -46,3 +46,15 @@ def test_every_critique_code_in_the_code_is_documented() -> None:
     assert codes, "found no codes"
     missing = sorted(c for c in codes if c not in README)
     assert missing == []
+
+
+def test_the_readme_diagram_is_generated_from_the_fsm_and_rules() -> None:
+    from harness.diagram import mermaid
+
+    for match in re.finditer(
+        r"<!-- rules:(\w+):begin -->\n```mermaid\n(.*?)```\n<!-- rules:\1:end -->", README, re.S
+    ):
+        assert match.group(2) == mermaid(match.group(1)), (
+            f"README's {match.group(1)} diagram is stale: paste `membrane rules show --mermaid`"
+        )
+    assert "<!-- rules:agenda_v1:begin -->" in README

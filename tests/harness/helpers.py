@@ -1,5 +1,6 @@
-"""Building a cohort with fake effectors in a temporary workspace (only the model is fake;
-the ledger is real SQLite and the trace real files)."""
+"""Building engines with fake effectors in a temporary workspace (only the model is fake;
+the ledger is real SQLite and the trace real files) and running them through the
+production driver (`harness.driver.BatchRun`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from effectors.base import Gate, Proposer
-from effectors.commit import Committer, artifact_bytes, content_hash, rebuild_view
+from effectors.commit import Committer
+from effectors.critique import Critic
 from harness.agenda import Agenda
+from harness.driver import BatchRun
 from harness.ledger import Ledger
-from harness.loop import Engines, Run, start_cohort, step_cohort
+from harness.loop import Engines, Run
 from harness.models import Artifact
 from harness.models import Effector as E
-from harness.trace import TraceWriter
+from harness.scratch import Scratch
 from harness.workspace import Workspace
 
 
@@ -31,38 +34,37 @@ def make_engines(
     max_attempts: int = 3,
     has_prose: bool = True,
     require_approval: bool = False,
+    agenda: Agenda | None = None,
 ) -> tuple[Workspace, Engines]:
     ws = Workspace(tmp)
     ws.ensure()
     ledger = Ledger(ws.ledger_path)
     eng = Engines(
-        agenda=Agenda(),
+        agenda=agenda or Agenda(),
         gates=gates,
         proposer=proposer,
+        critic=Critic(),
         committer=Committer(ws, ledger),
         ledger=ledger,
         clock=fixed_clock(),
         max_attempts=max_attempts,
         has_prose=has_prose,
         require_approval=require_approval,
+        scratch=Scratch(ws.scratch),
     )
     return ws, eng
 
 
 def run_cohort(ws: Workspace, eng: Engines, artifacts: Sequence[Artifact]) -> list[Run]:
-    runs = []
-    for a in artifacts:
-        rid = f"{a.id}.r{eng.ledger.count_runs(a.id) + 1}"
-        runs.append(
-            Run(
-                run_id=rid,
-                input=a,
-                input_hash=content_hash(artifact_bytes(a)),
-                trace=TraceWriter(ws.trace_path(rid), rid, eng.clock),
-            )
-        )
-    start_cohort(runs, eng, "b-test", "test", "0")
-    while any(not r.state.terminal for r in runs):
-        step_cohort(runs, eng)
-    rebuild_view(ws, eng.ledger)
-    return runs
+    """Run artifacts as one cohort through the production driver; the runs, in input order."""
+    batch = BatchRun(
+        ws,
+        eng,
+        artifacts,
+        cohort_size=max(1, len(artifacts)),
+        batch_id="b-test",
+        pack="test",
+        pack_version="0",
+    )
+    ended = {r.input.id: r for cycle in batch for r in cycle.finished}
+    return [ended[a.id] for a in artifacts if a.id in ended]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
 from effectors.testing import InstantGate, ScriptedProposer
+from harness.driver import BatchRun
 from harness.errors import InfrastructureError
 from harness.models import Artifact, Critique, Location, RunState
 from harness.models import Effector as E
@@ -141,3 +143,73 @@ def test_table_only_pack_never_calls_prose_gate(tmp_path: Path) -> None:
     (run,) = run_cohort(ws, eng, [art("IEC 60601-1")])
     assert run.state == RunState.COMMITTED
     assert g[E.PROSE_GATE].calls == []  # type: ignore[attr-defined]
+
+
+def test_each_attempt_is_kept_in_scratch_and_an_exhausted_candidate_is_not_lost(
+    tmp_path: Path,
+) -> None:
+    proposer = ScriptedProposer("fake", [art("ASHRAE 62.1", prose="Second try.")])
+    ws, eng = make_engines(tmp_path, gates(), proposer, max_attempts=2)
+    (run,) = run_cohort(ws, eng, [art("ASHRAE 62.1")])
+    assert run.state == RunState.EXHAUSTED
+    assert eng.scratch is not None
+    assert eng.scratch.attempts(run.run_id) == [1, 2]
+    events = _normalised_trace(ws.trace_path(run.run_id))
+    proposals = [e for e in events if e["kind"] == "proposal"]
+    for ev in proposals:  # the scratch copy is the exact bytes the trace names
+        data = eng.scratch.read(run.run_id, int(str(ev["attempt"])), "proposal.json")
+        assert data is not None and hashlib.sha256(data).hexdigest() == ev["content_hash"]
+    last = eng.scratch.read(run.run_id, 2, "proposal.json")
+    assert last is not None and json.loads(last)["prose"] == "Second try."
+    verdict = eng.scratch.read(run.run_id, 1, "value_gate.verdict.json")
+    assert verdict is not None and json.loads(verdict)["critiques"][0]["code"] == "value.disjoint"
+    critique = eng.scratch.read(run.run_id, 1, "critique.json")
+    assert critique is not None and json.loads(critique)["gate"] == "value_gate"
+
+
+def test_the_driver_steps_cohorts_and_reports_progress(tmp_path: Path) -> None:
+    arts = [art("IEC 60601-1").model_copy(update={"id": f"a{i}"}) for i in range(5)]
+    ws, eng = make_engines(tmp_path, gates(), ScriptedProposer("fake", []))
+    batch = BatchRun(ws, eng, arts, cohort_size=2)
+    cycles = list(batch)
+    assert [c.total for c in cycles] == [5] * len(cycles)
+    assert cycles[-1].done == 5 and sum(len(c.finished) for c in cycles) == 5
+    assert max(len(c.cohort) for c in cycles) == 2  # three cohorts: 2, 2, 1
+    assert batch.result.count(RunState.COMMITTED) == 5 and batch.step() is None
+    # a rerun skips what is settled
+    again = BatchRun(ws, eng, arts, cohort_size=2).run()
+    assert again.skipped == [a.id for a in arts] and again.runs == []
+
+
+def test_a_spent_batch_budget_stops_runs_by_rule(tmp_path: Path) -> None:
+    """The batch token budget is a fact; the rule `batch_token_budget_spent` stops a run
+    that would retry, and the trace names the rule."""
+    proposer = ScriptedProposer("fake", [art("IEC 60601-1")])
+    ws, eng = make_engines(tmp_path, gates(), proposer)
+    eng.max_tokens_per_batch = 10
+    eng.batch_tokens = 10  # spent by earlier runs of this batch
+    (run,) = run_cohort(ws, eng, [art("ASHRAE 62.1")])
+    assert run.state == RunState.FAILED and proposer.requests == []
+    rules = [
+        e["rule"] for e in _normalised_trace(ws.trace_path(run.run_id)) if e["kind"] == "decision"
+    ]
+    assert rules[-1] == "batch_token_budget_spent"
+    assert run.error is not None and "batch_token_budget_spent" in run.error
+
+
+def test_an_endpoint_down_stops_the_batch_by_rule(tmp_path: Path) -> None:
+    from harness.errors import EndpointUnavailable
+
+    arts = [art("ASHRAE 62.1").model_copy(update={"id": f"a{i}"}) for i in range(4)]
+    proposer = ScriptedProposer("fake", [EndpointUnavailable("circuit open")] * 4)
+    ws, eng = make_engines(tmp_path, gates(), proposer)
+    batch = BatchRun(ws, eng, arts, cohort_size=2)
+    result = batch.run()
+    assert [r.state for r in result.runs] == ["FAILED", "FAILED"]
+    assert result.halted == "circuit open"
+    assert result.halted_by == "endpoint_down_starts_nothing" and result.not_started == 2
+    # the second run of the first cohort was stopped by the retry rule, not by a crash
+    decisions = [
+        e["rule"] for e in _normalised_trace(ws.trace_path("a1.r1")) if e["kind"] == "decision"
+    ]
+    assert decisions[-1] in {"endpoint_down_stops_retries", "fail_closed_on_crash"}

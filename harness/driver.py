@@ -1,0 +1,179 @@
+"""The one driver of a batch: `BatchRun`, an iterable run object (like pydantic_graph's
+`GraphRun`), used by the API, the CLI, the benchmarks and the tests alike.
+
+    batch = BatchRun(ws, engines, artifacts, cohort_size=256)
+    for cycle in batch:          # or batch.step() by hand, or batch.run()
+        print(cycle.done, "/", cycle.total)
+    result = batch.result
+
+Artifacts whose (id, input hash) already settled are skipped (a rerun resumes). The rest
+are stepped in cohorts (DESIGN.md §9). Before each cohort the driver asks the agenda
+whether to start runs at all (the facts of a fresh run): a rule, not an `if`, stops a
+batch whose endpoint is down.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import CorpusError
+from harness.loop import Engines, Run, fresh_facts, start_cohort, step_cohort
+from harness.models import Artifact, RunState, Trigger
+from harness.report import Report
+from harness.store import artifact_bytes, content_hash, rebuild_view
+from harness.trace import TraceWriter
+from harness.workspace import Workspace, atomic_write
+
+__all__ = ["BatchResult", "BatchRun", "Cycle", "RunSummary"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    artifact_id: str
+    run_id: str
+    state: str
+    attempts: int
+    codes: dict[str, int]
+    error: str | None = None
+
+
+@dataclass
+class BatchResult:
+    runs: list[RunSummary] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already settled for the same input
+    errors: list[CorpusError] = field(default_factory=list)
+    seconds: float = 0.0
+    recovered: dict[str, int] = field(default_factory=dict)
+    report: Report | None = None
+    halted: str | None = None  # why the batch stopped early (an endpoint is unavailable)
+    halted_by: str | None = None  # the rule that stopped it
+    not_started: int = 0  # artifacts left for a later batch because it stopped
+    tokens: int = 0  # model tokens this batch spent
+
+    def count(self, state: RunState) -> int:
+        return sum(1 for r in self.runs if r.state == state.value)
+
+    @property
+    def artifacts_per_s(self) -> float:
+        return len(self.runs) / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """One step: the cohort it stepped, the runs that ended in it, and progress."""
+
+    cohort: Sequence[Run]
+    finished: Sequence[Run]
+    done: int  # runs ended so far in this batch
+    total: int  # runs this batch will start (skipped artifacts not counted)
+
+
+class BatchRun:
+    """A batch in progress. `step()` advances every active run of the current cohort by one
+    cycle (starting the next cohort when needed) and returns what happened, or None when
+    the batch is over; iterating calls `step()` until then; `run()` runs to the end."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        eng: Engines,
+        artifacts: Iterable[Artifact],
+        *,
+        cohort_size: int = 256,
+        batch_id: str | None = None,
+        pack: str = "",
+        pack_version: str = "",
+    ) -> None:
+        if cohort_size < 1:
+            raise ValueError("cohort_size must be at least 1")
+        self.ws, self.eng = ws, eng
+        self.cohort_size = cohort_size
+        self.batch_id = batch_id or f"b-{eng.clock()}"
+        self.pack, self.pack_version = pack, pack_version
+        self.result = BatchResult()
+        self._t0 = time.perf_counter()
+        settled = eng.ledger.finished_inputs()
+        self._todo: list[tuple[Artifact, bytes]] = []
+        for a in artifacts:
+            data = artifact_bytes(a)
+            if (a.id, content_hash(data)) in settled:
+                self.result.skipped.append(a.id)
+            else:
+                self._todo.append((a, data))
+        self._next = 0  # index into _todo of the next artifact to start
+        self._cohort: list[Run] | None = None
+        self._done = 0
+        self._over = False
+
+    @property
+    def total(self) -> int:
+        return len(self._todo)
+
+    def step(self) -> Cycle | None:
+        if self._over:
+            return None
+        if self._cohort is None and not self._start_cohort():
+            self._finish()
+            return None
+        cohort = self._cohort
+        assert cohort is not None
+        before = {r.run_id for r in cohort if r.state.terminal}
+        step_cohort(cohort, self.eng)
+        ended = [r for r in cohort if r.state.terminal and r.run_id not in before]
+        self._done += len(ended)
+        if all(r.state.terminal for r in cohort):
+            self._close_cohort(cohort)
+        return Cycle(cohort=cohort, finished=ended, done=self._done, total=self.total)
+
+    def __iter__(self) -> Iterator[Cycle]:
+        while (cycle := self.step()) is not None:
+            yield cycle
+
+    iterate = __iter__
+
+    def run(self) -> BatchResult:
+        for _ in self:
+            pass
+        return self.result
+
+    # -- cohorts -------------------------------------------------------------------
+
+    def _start_cohort(self) -> bool:
+        if self._next >= len(self._todo):
+            return False
+        probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
+        if probe.trigger is Trigger.HALTED:
+            self.result.halted_by = probe.rule
+            self.result.not_started = len(self._todo) - self._next
+            return False
+        chunk = self._todo[self._next : self._next + self.cohort_size]
+        self._next += len(chunk)
+        runs = [self._new_run(a, data) for a, data in chunk]
+        start_cohort(runs, self.eng, self.batch_id, self.pack, self.pack_version)
+        self._cohort = runs
+        return True
+
+    def _new_run(self, artifact: Artifact, data: bytes) -> Run:
+        digest = content_hash(data)  # the input's identity: resume skips a settled (id, hash)
+        path = self.ws.inputs / f"{digest}.json"
+        if not path.exists():
+            atomic_write(path, data)
+        run_id = f"{artifact.id}.r{self.eng.ledger.count_runs(artifact.id) + 1}"
+        trace = TraceWriter(self.ws.trace_path(run_id), run_id, self.eng.clock)
+        return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
+
+    def _close_cohort(self, cohort: list[Run]) -> None:
+        rebuild_view(self.ws, self.eng.ledger)
+        self.result.runs.extend(
+            RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error)
+            for r in cohort
+        )
+        self._cohort = None
+
+    def _finish(self) -> None:
+        self._over = True
+        self.result.halted = self.eng.endpoint_down
+        self.result.tokens = self.eng.batch_tokens
+        self.result.seconds = time.perf_counter() - self._t0

@@ -1,0 +1,161 @@
+"""The workspace's object store, its derived view and recovery (DESIGN.md §4).
+
+1. Artifacts and their metrics sidecars are content-addressed files (`<sha256>.json`):
+   committed ones under `current/artifacts/` and `current/metrics/`, held ones (waiting
+   for a person) under `.membrane/held/`; each written whole (temp file, fsync,
+   os.replace, fsync of the folder).
+2. The single commit point is one SQLite transaction in the ledger (`harness.ledger`).
+3. `current/corpus.jsonl` is derived from the ledger (`rebuild_view`). `recover` settles
+   runs a kill interrupted, moves superseded versions to `archive/`, removes files no
+   ledger row names (in `current/` and in `.membrane/held/`) and rebuilds the view.
+   Killed at any instant, nothing is lost or duplicated.
+
+Only the COMMIT effector (`effectors.commit.Committer`) writes objects during a run;
+this module is the kernel both it and recovery share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness.ledger import Ledger
+from harness.models import Artifact
+from harness.trace.chain import verify_chain
+from harness.workspace import Workspace, atomic_write
+
+__all__ = [
+    "RecoveryReport",
+    "artifact_bytes",
+    "content_hash",
+    "rebuild_view",
+    "recover",
+    "write_objects",
+]
+
+
+def artifact_bytes(artifact: Artifact) -> bytes:
+    """The canonical bytes of an artifact (sorted keys): what its content hash is of."""
+    return orjson.dumps(artifact.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_objects(
+    folder: Path, artifact: Artifact, metrics: Mapping[str, Any]
+) -> tuple[str, str]:
+    """Write the artifact and its metrics sidecar under `folder/artifacts` and
+    `folder/metrics`, content-addressed; returns (artifact hash, metrics hash)."""
+    data = artifact_bytes(artifact)
+    digest = content_hash(data)
+    mdata = orjson.dumps(dict(metrics), option=orjson.OPT_SORT_KEYS)
+    mdigest = content_hash(mdata)
+    for path, payload in (
+        (folder / "artifacts" / f"{digest}.json", data),
+        (folder / "metrics" / f"{mdigest}.json", mdata),
+    ):
+        if not path.exists():
+            atomic_write(path, payload)
+    return digest, mdigest
+
+
+def rebuild_view(ws: Workspace, ledger: Ledger) -> int:
+    """Write `current/corpus.jsonl` (latest version of each artifact, by id) atomically."""
+    lines = []
+    for row in ledger.latest_commits():
+        path = ws.current / "artifacts" / f"{row.content_hash}.json"
+        lines.append(path.read_bytes().rstrip(b"\n"))
+    atomic_write(ws.current / "corpus.jsonl", b"".join(line + b"\n" for line in lines))
+    return len(lines)
+
+
+@dataclass
+class RecoveryReport:
+    settled_committed: int = 0
+    settled_held: int = 0
+    interrupted: int = 0
+    archived: int = 0
+    orphans_removed: int = 0
+
+
+def _trim_partial_line(path: Path) -> None:
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with open(path, "r+b") as fh:
+            fh.truncate(cut)
+            os.fsync(fh.fileno())
+
+
+def _settle_runs(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:
+    """A run still 'running' was killed: anchor the valid prefix of its trace (kept as
+    evidence) and settle it by what the ledger says it reached."""
+    for run in ledger.runs(status="running"):
+        path = ws.trace_path(run.run_id)
+        length, head = 0, ""
+        if path.exists():
+            _trim_partial_line(path)
+            result = verify_chain(path, anchor=None)  # stops at the first bad record
+            length, head = result.length, result.head
+        if ledger.commit_of_run(run.run_id) is not None:
+            status = "COMMITTED"
+            report.settled_committed += 1
+        elif ledger.held_of_run(run.run_id) is not None:
+            status = "HELD"
+            report.settled_held += 1
+        else:
+            status = "INTERRUPTED"
+            report.interrupted += 1
+        ledger.finish_run(run.run_id, status, length, head, None)
+
+
+def _sweep(
+    folder: Path,
+    keep: set[str],
+    report: RecoveryReport,
+    superseded: frozenset[str] = frozenset(),
+    archive: Path | None = None,
+) -> None:
+    """Remove files whose hash no ledger row names; move `superseded` ones to `archive`."""
+    if not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if path.suffix == ".json" and path.stem in keep:
+            continue
+        if archive is not None and path.suffix == ".json" and path.stem in superseded:
+            dest = archive / path.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)
+            report.archived += 1
+        else:
+            path.unlink()
+            report.orphans_removed += 1
+
+
+def _sweep_objects(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:
+    latest = ledger.latest_commits()
+    keep_art = {r.content_hash for r in latest}
+    older = frozenset({r.content_hash for r in ledger.all_commits()} - keep_art)
+    _sweep(ws.current / "artifacts", keep_art, report, older, ws.archive / "artifacts")
+    _sweep(ws.current / "metrics", {r.metrics_hash for r in latest}, report)
+    held = ledger.held()
+    _sweep(ws.held / "artifacts", {r.content_hash for r in held}, report)
+    _sweep(ws.held / "metrics", {r.metrics_hash for r in held}, report)
+
+
+def recover(ws: Workspace, ledger: Ledger) -> RecoveryReport:
+    """Bring the workspace back to what the ledger says. Safe to run at any time."""
+    ws.ensure()
+    report = RecoveryReport()
+    _settle_runs(ws, ledger, report)
+    _sweep_objects(ws, ledger, report)
+    rebuild_view(ws, ledger)
+    return report
