@@ -3,6 +3,7 @@ to an optional callback and results come back as data."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ __all__ = [
     "Session",
     "init_workspace",
     "open_session",
+    "pack_ruleset",
     "run_batch",
     "run_refine",
     "utc_now",
@@ -48,8 +50,17 @@ def utc_now() -> str:
 
 
 def init_workspace(root: Path, pack: str | None = None) -> list[str]:
-    """Create the workspace folders and a membrane.toml (kept if it exists). Returns what it made."""
+    """Create the workspace folders and a membrane.toml (kept if it exists). Returns what it
+    made. `pack` (as given on the command line, relative to the current folder) is checked
+    and recorded relative to the workspace, which is how membrane.toml paths resolve."""
     ws = Workspace(root)
+    pack_entry = None
+    if pack:
+        pack_root = load_pack(Path(pack)).root.resolve()  # a bad pack fails here, exit 2
+        try:
+            pack_entry = os.path.relpath(pack_root, root.resolve())
+        except ValueError:  # another drive
+            pack_entry = str(pack_root)
     made = [
         str(p.relative_to(root))
         for p in (ws.scratch, ws.current, ws.traces, ws.state)
@@ -63,8 +74,8 @@ def init_workspace(root: Path, pack: str | None = None) -> list[str]:
             "seed = 0",
             "cohort_size = 256",
         ]
-        if pack:
-            lines.insert(1, f'pack = "{pack}"')
+        if pack_entry:
+            lines.insert(1, f"pack = {json.dumps(pack_entry)}")  # a TOML basic string
         atomic_write(ws.config_path, ("\n".join(lines) + "\n").encode())
         made.append(ws.config_path.name)
     return made
@@ -173,7 +184,7 @@ def open_session(
         E.PROSE_GATE: build_gate("prose_gate", ctx),
     }
     ledger = Ledger(ws.ledger_path)
-    ledger.remember_pack(str(pack.root))
+    ledger.remember_pack(str(pack.root.resolve()))
     engines = Engines(
         agenda=Agenda.named(pack.config.policy.rules),
         gates=gates,
@@ -282,6 +293,12 @@ def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
         return build_report(session.ws, session.pack, list(session.engines.gates.values()))
     finally:
         session.close()
+
+
+def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
+    """The agenda ruleset a pack chooses (`[policy] rules`)."""
+    ws = Workspace(root)
+    return _pack_for(ws, ws.config(), pack_arg).config.policy.rules
 
 
 def run_recover(root: Path) -> dict[str, int]:

@@ -14,20 +14,17 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from harness import __version__
 from harness.errors import MembraneError, SetupError, TraceError
+from harness.output import EXIT_BUG, EXIT_INPUT, EXIT_TRACE, emit_json
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_BUG, EXIT_INPUT, EXIT_NOT_COMMITTED, EXIT_TRACE, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
 
 EPILOG = """\
 examples:
@@ -35,28 +32,14 @@ examples:
   membrane refine artifact.json --pack packs/facility --json
   membrane trace verify
   membrane trace why fac-0001 equipment EQ-001 standard
+  membrane trace show fac-0001.r1 --attempt 1
+  membrane rules show --mermaid
   membrane report
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
 (batch --strict, refine), 4 a trace does not verify, 5 a model endpoint is unavailable
 or a --replay missed (the batch stopped early).
 """
-
-
-def _jsonable(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {k: _jsonable(v) for k, v in dataclasses.asdict(obj).items()}
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, SetupError):
-        return {"file": obj.file, "line": obj.line, "message": obj.message, "hint": obj.hint}
-    return obj
-
-
-def _emit_json(obj: Any) -> None:
-    sys.stdout.write(orjson.dumps(_jsonable(obj), option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 def _command(
@@ -171,7 +154,18 @@ def _parser() -> argparse.ArgumentParser:
         return _command(tsub, common, name, help_, example)
 
     tcmd("list", "list runs with their final state", "membrane trace list")
-    tcmd("show", "print one run's trace", "membrane trace show fac-0001.r1").add_argument("run")
+    s = tcmd(
+        "show",
+        "print one run's trace, or with --attempt what that attempt proposed and got back",
+        "membrane trace show fac-0001.r1 --attempt 2",
+    )
+    s.add_argument("run")
+    s.add_argument(
+        "--attempt",
+        type=int,
+        metavar="N",
+        help="print attempt N's candidate, verdicts and critique (from scratch/)",
+    )
     tcmd(
         "verify",
         "verify hash chains against the ledger anchors (all runs, or one)",
@@ -186,15 +180,34 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("table")
     w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")
     w.add_argument("column")
+    r = sub.add_parser(
+        "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
+    )
+    rsub = r.add_subparsers(dest="rules_command", required=True, metavar="SUBCOMMAND")
+    rs = _command(
+        rsub,
+        common,
+        "show",
+        "print a ruleset (conditions, decision, reason) and the FSM it drives",
+        "membrane rules show --ruleset agenda_v2 --mermaid",
+    )
+    pick = rs.add_mutually_exclusive_group()
+    pick.add_argument("--ruleset", metavar="NAME", help="a shipped ruleset (default: agenda_v1)")
+    pick.add_argument(
+        "--pack", metavar="DIR", help="the ruleset this pack chooses ([policy] rules)"
+    )
+    rs.add_argument(
+        "--mermaid", action="store_true", help="a Mermaid state diagram (README's is this)"
+    )
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        from harness import commands
+        from harness.commands import dispatch  # heavy (engines, rich): not for --help
 
-        return commands.dispatch(args)
+        return dispatch(args)
     except SetupError as exc:
         _err(exc.render(), args)
         return EXIT_INPUT
@@ -211,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _err(message: str, args: argparse.Namespace) -> None:
     if getattr(args, "json", False):
-        _emit_json({"error": message})
+        emit_json({"error": message})
     sys.stderr.write(f"membrane: error: {message}\n")
 
 

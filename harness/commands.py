@@ -14,15 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import api, inspect
-from harness.cli import (
+from harness import api, diagram, inspect
+from harness.output import (
     EXIT_INPUT,
     EXIT_NOT_COMMITTED,
     EXIT_OK,
     EXIT_TRACE,
     EXIT_UNAVAILABLE,
-    _emit_json,
-    _jsonable,
+    emit_json,
+    jsonable,
 )
 from harness.report import Report
 from harness.workspace import Workspace, resolve_workspace
@@ -43,6 +43,8 @@ def dispatch(args: argparse.Namespace) -> int:
             "why": _trace_why,
         }[args.trace_command]
         return handler(args, root)
+    if args.command == "rules":
+        return _rules_show(args, root)
     return {
         "init": _init,
         "refine": _refine,
@@ -55,7 +57,7 @@ def dispatch(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace, root: Path) -> int:
     made = api.init_workspace(root, args.pack)
     if args.json:
-        _emit_json({"workspace": str(root), "created": made})
+        emit_json({"workspace": str(root), "created": made})
     else:
         out.print(f"workspace {root}: " + (", ".join(made) if made else "already set up"))
     return EXIT_OK
@@ -100,7 +102,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
         )
     not_committed = [r for r in result.runs if r.state != "COMMITTED"]
     if args.json:
-        _emit_json(
+        emit_json(
             {
                 "runs": result.runs,
                 "skipped": result.skipped,
@@ -229,7 +231,7 @@ def _refine(args: argparse.Namespace, root: Path) -> int:
     )
     run = result.runs[0] if result.runs else None
     if args.json:
-        _emit_json(
+        emit_json(
             {
                 "run": run,
                 "skipped": result.skipped,
@@ -254,7 +256,7 @@ def _refine(args: argparse.Namespace, root: Path) -> int:
 def _report(args: argparse.Namespace, root: Path) -> int:
     rep = api.run_report(root, args.pack)
     if args.json:
-        _emit_json(rep.to_dict())
+        emit_json(rep.to_dict())
     else:
         _print_report(rep)
     return EXIT_OK
@@ -263,7 +265,7 @@ def _report(args: argparse.Namespace, root: Path) -> int:
 def _recover(args: argparse.Namespace, root: Path) -> int:
     rec = api.run_recover(root)
     if args.json:
-        _emit_json(rec)
+        emit_json(rec)
     else:
         out.print(
             "recovered: " + (", ".join(f"{k}={v}" for k, v in rec.items() if v) or "nothing to do")
@@ -274,7 +276,7 @@ def _recover(args: argparse.Namespace, root: Path) -> int:
 def _trace_list(args: argparse.Namespace, root: Path) -> int:
     runs = inspect.list_runs(Workspace(root))
     if args.json:
-        _emit_json([{k: v for k, v in vars(r).items() if k != "outcome"} for r in runs])
+        emit_json([{k: v for k, v in vars(r).items() if k != "outcome"} for r in runs])
         return EXIT_OK
     table = Table()
     for col in ("run", "artifact", "state", "records", "started"):
@@ -285,10 +287,28 @@ def _trace_list(args: argparse.Namespace, root: Path) -> int:
     return EXIT_OK
 
 
+def _rules_show(args: argparse.Namespace, root: Path) -> int:
+    name = args.ruleset or (api.pack_ruleset(root, args.pack) if args.pack else "agenda_v1")
+    if args.json:
+        emit_json(diagram.rules_data(name))
+    else:
+        sys.stdout.write(diagram.mermaid(name) if args.mermaid else diagram.text(name))
+    return EXIT_OK
+
+
 def _trace_show(args: argparse.Namespace, root: Path) -> int:
+    if args.attempt is not None:
+        attempt = inspect.show_attempt(Workspace(root), args.run, args.attempt)
+        if args.json:
+            emit_json(attempt)
+            return EXIT_OK
+        for name, payload in attempt.items():
+            out.print(f"== {name}", markup=False)
+            out.print_json(data=payload)
+        return EXIT_OK
     events = inspect.show_run(Workspace(root), args.run)
     if args.json:
-        _emit_json(events)
+        emit_json(events)
         return EXIT_OK
     for ev in events:
         out.print(f"{ev['seq']:>4} {ev['kind']:<12} {_describe(ev)}", markup=False)
@@ -324,7 +344,7 @@ def _trace_verify(args: argparse.Namespace, root: Path) -> int:
     results = inspect.verify_traces(Workspace(root), args.run)
     bad = [r for r in results if not r.ok]
     if args.json:
-        _emit_json({"verified": len(results) - len(bad), "failed": bad})
+        emit_json({"verified": len(results) - len(bad), "failed": bad})
     else:
         for r in bad:
             out.print(f"FAIL {r.run_id}: {r.problem}", markup=False)
@@ -335,7 +355,7 @@ def _trace_verify(args: argparse.Namespace, root: Path) -> int:
 def _trace_why(args: argparse.Namespace, root: Path) -> int:
     prov = inspect.why(Workspace(root), args.artifact, args.table, args.row, args.column)
     if args.json:
-        _emit_json(_jsonable(prov))
+        emit_json(jsonable(prov))
         return EXIT_OK
     out.print(f"{prov.artifact_id} {prov.cell} = {prov.value!r}", markup=False)
     out.print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,10 +10,11 @@ import orjson
 
 from harness.errors import ConfigError, TraceError
 from harness.ledger import Ledger, RunRow
+from harness.scratch import Scratch
 from harness.trace.chain import VerifyResult, read_trace, verify_chain
 from harness.workspace import Workspace
 
-__all__ = ["Provenance", "list_runs", "show_run", "verify_traces", "why"]
+__all__ = ["Provenance", "list_runs", "show_attempt", "show_run", "verify_traces", "why"]
 
 
 def _ledger(ws: Workspace) -> Ledger:
@@ -40,6 +42,40 @@ def show_run(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
             f"no trace for run {run_id!r}", file=path, hint="see `membrane trace list`"
         )
     return [payload for _n, payload in read_trace(path)]
+
+
+def show_attempt(ws: Workspace, run_id: str, attempt: int) -> dict[str, Any]:
+    """What attempt `attempt` of a run proposed (its candidate, from `scratch/`, checked
+    against the content hash its trace records) and what the gates and the critique said."""
+    events = show_run(ws, run_id)
+    proposal = next(
+        (e for e in events if e["kind"] == "proposal" and e["attempt"] == attempt), None
+    )
+    if proposal is None:
+        tried = sorted({e["attempt"] for e in events if e["kind"] == "proposal"})
+        raise ConfigError(
+            f"run {run_id!r} has no attempt {attempt}",
+            hint=f"its attempts: {', '.join(map(str, tried)) or 'none'}",
+        )
+    scratch = Scratch(ws.scratch)
+    data = scratch.read(run_id, attempt, "proposal.json")
+    if data is None:
+        raise ConfigError(
+            f"attempt {attempt} of {run_id!r} is no longer in scratch/",
+            file=scratch.attempt_dir(run_id, attempt),
+            hint="scratch is staging and may have been pruned; the trace keeps what changed",
+        )
+    if hashlib.sha256(data).hexdigest() != proposal["content_hash"]:
+        raise TraceError(
+            f"{scratch.attempt_dir(run_id, attempt)}/proposal.json differs from what the "
+            f"trace recorded for attempt {attempt} (content hash mismatch)"
+        )
+    out: dict[str, Any] = {"proposal": orjson.loads(data)}
+    out["verdicts"] = [e for e in events if e["kind"] == "verdict" and e["attempt"] == attempt]
+    critique = scratch.read(run_id, attempt, "critique.json")
+    if critique is not None:
+        out["critique"] = orjson.loads(critique)
+    return out
 
 
 def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult]:

@@ -49,9 +49,7 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write_objects(
-    folder: Path, artifact: Artifact, metrics: Mapping[str, Any]
-) -> tuple[str, str]:
+def write_objects(folder: Path, artifact: Artifact, metrics: Mapping[str, Any]) -> tuple[str, str]:
     """Write the artifact and its metrics sidecar under `folder/artifacts` and
     `folder/metrics`, content-addressed; returns (artifact hash, metrics hash)."""
     data = artifact_bytes(artifact)

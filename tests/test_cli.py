@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -234,7 +235,11 @@ def test_init_creates_a_workspace_and_keeps_an_existing_config(
     assert code == 0
     made = json.loads(out)["created"]
     assert "membrane.toml" in made and (tmp_path / "current").is_dir()
-    assert 'pack = "packs/facility"' in (tmp_path / "membrane.toml").read_text()
+    # recorded relative to the workspace (how membrane.toml paths resolve), not to the cwd
+    recorded = tomllib.loads((tmp_path / "membrane.toml").read_text())["pack"]
+    assert (tmp_path / recorded).resolve() == (ROOT / "packs" / "facility").resolve()
+    code, _out, err = _run(capsys, "init", "--pack", "no/such/pack", "-w", str(tmp_path / "x"))
+    assert code == 2 and "pack.toml" in err
     (tmp_path / "membrane.toml").write_text('pack = "elsewhere"\n')
     code, out, _ = _run(capsys, "init", "-w", str(tmp_path), "--json")
     assert code == 0 and json.loads(out)["created"] == []
