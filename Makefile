@@ -1,6 +1,6 @@
 # membrane — two commands do all the set-up on a fresh machine:
 #   make demo   refine the shipped flawed example corpus (offline, no API key)
-#   make test   run the test suite (what CI runs; also installs the hermes extra, ~30 s)
+#   make test   run the test suite, fast part (slow tests: make test-slow; CI runs both)
 #   make hermes hermes-agent's own environment (.venv-hermes) for `--proposer hermes`
 # Needs: python3.11 (with venv) and Java >= 11 (17 recommended) for HermiT.
 
@@ -11,9 +11,9 @@ STAMP  := $(VENV)/.installed
 HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 
-.PHONY: demo test hermes lint typecheck bench corpus clean-demo install check-java accel
+.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java
 
-install: $(STAMP) accel
+install: $(STAMP)
 
 check-java:
 	@scripts/check-java
@@ -25,11 +25,6 @@ $(STAMP): pyproject.toml constraints.txt | check-java
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
-# the prose gate's hot modules compiled with mypyc (build/accel/; ~40 s, redone when they
-# change; needs gcc and the Python headers, and without them says so and goes on in plain Python)
-accel: $(STAMP)
-	@$(BIN)/python scripts/build_accel.py
-
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
 # installs generic top-level modules (tools, utils, agent): it gets its own environment.
 hermes: $(HERMES_STAMP)
@@ -40,17 +35,25 @@ $(HERMES_STAMP): constraints-hermes.txt
 	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent==0.19.0'
 	@touch $(HERMES_STAMP)
 
-demo: $(STAMP) accel
+demo: $(STAMP)
 	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
 
-test: $(STAMP) accel $(HERMES_STAMP)
+# the fast suite (the README's test command); the slow tests: make test-slow; CI: both
+test: $(STAMP) $(HERMES_STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: $(STAMP) $(HERMES_STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+test-all: $(STAMP) $(HERMES_STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
-bench: $(STAMP) accel
+bench: $(STAMP)
 	$(BIN)/python -m bench loop --json
 	$(BIN)/python -m bench value_gate --json
 	$(BIN)/python -m bench ri_gate --json
@@ -60,7 +63,7 @@ corpus: $(STAMP)
 	$(BIN)/python packs/facility/generate.py owl --out packs/facility/ontology/facility.owl
 	$(BIN)/python packs/facility/generate.py corpus --seed 7 --count 240 --out packs/facility/corpus
 	$(BIN)/python packs/facility/generate.py references --out packs/facility/references
-	$(BIN)/python packs/facility/generate.py prose-cases --out packs/facility/corpus
+	$(BIN)/python packs/facility/prose_cases.py --out packs/facility/corpus
 
 clean-demo:
 	rm -rf scratch/* current/* archive trace .membrane

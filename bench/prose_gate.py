@@ -5,8 +5,7 @@ The optional embedding entailment is off here: it is not a deterministic check.
 
 `artifacts_per_s` is the gate as a batch run uses it on this machine: one process per CPU
 (`ProseGate(workers=N)`, the cohort split across this process and N-1 worker processes);
-`artifacts_per_s_one_process` is the same cohort judged by one process. `accelerated`: the
-prose modules ran compiled (`make accel`, see `scripts/build_accel.py`).
+`artifacts_per_s_one_process` is the same cohort judged by one process.
 
 The artifacts come from the pack's generator (`packs/facility/prose_cases.py:long_artifact`),
 so the same bytes are measured every time."""
@@ -25,7 +24,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from effectors.prose import ACCELERATED
 from effectors.prose_gate import ProseGate
 from harness.models import Artifact
 from harness.pack import Pack, load_pack
@@ -90,7 +88,6 @@ def run(quick: bool = False) -> dict[str, Any]:
             "artifacts_per_s_one_process": round(statistics.median(single), 1),
             "artifacts_per_s_one_process_best": round(max(single), 1),
             "workers_identical": verdicts == alone,
-            "accelerated": ACCELERATED,
             "workers_ready": ready,
             "words_per_s": round(statistics.median(rates) * statistics.mean(words)),
             "mean_words": round(statistics.mean(words), 1),

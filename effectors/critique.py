@@ -12,7 +12,6 @@ which cells it did not admit through `Verdict.rejected`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from harness.models import (
@@ -28,7 +27,6 @@ from harness.models import (
 
 __all__ = ["Critic", "build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
 
-_CELL_KEY = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$")
 _SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}
 
 
@@ -77,11 +75,11 @@ def build_report(
 
 
 def parse_cell_ref(key: str) -> CellRef | None:
-    """The inverse of `str(CellRef)`: 'equipment[2].standard' -> CellRef, else None."""
-    m = _CELL_KEY.match(key)
-    if m is None:
+    """`CellRef.parse`, or None for a key that is not a cell reference."""
+    try:
+        return CellRef.parse(key)
+    except ValueError:
         return None
-    return CellRef(table=m["table"], row=int(m["row"]), column=m["column"])
 
 
 def _same(a: Cell, b: Cell) -> bool:

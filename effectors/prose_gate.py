@@ -25,7 +25,7 @@ tables already passed VALUE_GATE and RI_GATE, so the prose is what must change.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
@@ -37,51 +37,11 @@ from harness.models import Artifact, Cell, Critique, Location, Verdict
 from harness.pack import Pack
 from harness.pools import Pools
 
-__all__ = [
-    "EntityMatcher",
-    "Mention",
-    "ProseGate",
-    "key_entities",
-    "length_band",
-    "truncation_rules",
-    "view_of",
-]
+__all__ = ["ProseGate", "length_band", "worker_gate"]
 
 _log = logging.getLogger(__name__)
 _MAX_ROWS_IN_EVIDENCE = 5
 _MIN_PARALLEL = 64  # smaller cohorts are judged in-process (sending them costs more)
-
-
-def view_of(pack: Pack, pools: Pools, artifact: Artifact,
-            resolve: Callable[[Cell], str | None] | None = None) -> set[str]:
-    """Individuals some object-kind cell of the artifact resolves to."""
-    resolve = resolve or pools.resolve
-    view: set[str] = set()
-    for table, rows in artifact.tables.items():
-        binding = pack.tables.get(table)
-        if binding is None:
-            continue
-        cols = [c for c, b in binding.columns.items() if b.kind == "object"]
-        for row in rows:
-            for c in cols:
-                ind = resolve(row.get(c))
-                if ind is not None:
-                    view.add(ind)
-    return view
-
-
-def key_entities(pack: Pack, pools: Pools, artifact: Artifact,
-                 resolve: Callable[[Cell], str | None] | None = None) -> list[str]:
-    """Individuals in the `[prose] entity_columns` cells, in first-seen order."""
-    resolve = resolve or pools.resolve
-    keys: dict[str, None] = {}
-    for ref in pack.config.prose.entity_columns:
-        table, _, column = ref.partition(".")
-        for row in artifact.tables.get(table, []):
-            ind = resolve(row.get(column))
-            if ind is not None:
-                keys.setdefault(ind, None)
-    return list(keys)
 
 
 def length_band(pack: Pack) -> LengthBand | None:
@@ -100,8 +60,9 @@ class ProseGate:
 
     name = "prose_gate"
 
-    def __init__(self, pack: Pack, pools: Pools, workers: int = 1,
-                 min_parallel: int = _MIN_PARALLEL) -> None:
+    def __init__(
+        self, pack: Pack, pools: Pools, workers: int = 1, min_parallel: int = _MIN_PARALLEL
+    ) -> None:
         """`workers` > 1: cohorts of at least `min_parallel` artifacts are split across this
         process and `workers` - 1 worker processes (`effectors.prose.workers`); call
         `close` to stop them. Only the deterministic checks run in workers: with the
@@ -126,7 +87,7 @@ class ProseGate:
         self.min_parallel = max(2, min_parallel)
         self._pool: ProsePool | None = None
         if self.workers > 1:
-            self._pool = ProsePool(pack, pools, self.workers - 1)
+            self._pool = ProsePool(worker_gate, pack, pools, self.workers - 1)
 
     def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
         pool = self._pool
@@ -160,25 +121,28 @@ class ProseGate:
         sentences = Sentences(prose)
         index = self.claims.index(artifact)  # the rows, resolved once for both checks
         critiques, metrics = self._entities(prose, mentions, sentences, index)
-        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences,
-                                               index)
+        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
         critiques += [self._mismatch(prose, m) for m in mismatches]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))
         critiques += self._truncation(prose)
         if self.entailment is not None:
-            critiques += self.entailment.check(self.name, artifact, prose,
-                                               [Mention(i, s, e) for s, e, i, _ in mentions],
-                                               sentences)
-        metrics |= {"words": float(words), "claims": float(judged),
-                    "value_mismatches": float(len(mismatches))}
+            critiques += self.entailment.check(
+                self.name, artifact, prose, [Mention(i, s, e) for s, e, i, _ in mentions], sentences
+            )
+        metrics |= {
+            "words": float(words),
+            "claims": float(judged),
+            "value_mismatches": float(len(mismatches)),
+        }
         return Verdict(
             gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
         )
 
-    def _entities(self, prose: str, mentions: list[Anchor], sentences: Sentences,
-                  index: ArtifactIndex) -> tuple[list[Critique], dict[str, float]]:
+    def _entities(
+        self, prose: str, mentions: list[Anchor], sentences: Sentences, index: ArtifactIndex
+    ) -> tuple[list[Critique], dict[str, float]]:
         view = index.view
         keys = index.key_entities(self.pack.config.prose.entity_columns)
         mentioned = {m[2] for m in mentions}
@@ -190,31 +154,35 @@ class ProseGate:
         critiques: list[Critique] = []
         unknown = sorted(first.values(), key=lambda m: m.start)
         for m in unknown:
-            critiques.append(Critique(
-                code="prose.unknown_entity",
-                gate=self.name,
-                location=Location(span=(m.start, m.end)),
-                observed=m.individual,
-                evidence=(sentences.at(m.start),),
-                fix_hint="mention only entities the tables hold, or add them to the tables",
-                message=f"the prose mentions {prose[m.start:m.end]!r}, "
-                "which no cell of the artifact names",
-            ))
+            critiques.append(
+                Critique(
+                    code="prose.unknown_entity",
+                    gate=self.name,
+                    location=Location(span=(m.start, m.end)),
+                    observed=m.individual,
+                    evidence=(sentences.at(m.start),),
+                    fix_hint="mention only entities the tables hold, or add them to the tables",
+                    message=f"the prose mentions {prose[m.start : m.end]!r}, "
+                    "which no cell of the artifact names",
+                )
+            )
         missing = [k for k in keys if k not in mentioned]
         coverage = (len(keys) - len(missing)) / len(keys) if keys else 1.0
         min_coverage = self.pack.config.prose.min_coverage
         if missing and coverage < min_coverage:
             columns = ", ".join(self.pack.config.prose.entity_columns)
             for k in missing:
-                critiques.append(Critique(
-                    code="prose.missing_entity",
-                    gate=self.name,
-                    observed=k,
-                    expected=self.pools.label(k),
-                    fix_hint=f"mention every entity of {columns} by its label",
-                    message=f"the prose never mentions {self.pools.label(k)!r} "
-                    f"(coverage {coverage:.2f} < {min_coverage:.2f})",
-                ))
+                critiques.append(
+                    Critique(
+                        code="prose.missing_entity",
+                        gate=self.name,
+                        observed=k,
+                        expected=self.pools.label(k),
+                        fix_hint=f"mention every entity of {columns} by its label",
+                        message=f"the prose never mentions {self.pools.label(k)!r} "
+                        f"(coverage {coverage:.2f} < {min_coverage:.2f})",
+                    )
+                )
         metrics = {
             "mentions": float(len(mentions)),
             "unknown_entities": float(len(unknown)),
@@ -231,12 +199,13 @@ class ProseGate:
         return Critique(
             code="prose.value_mismatch",
             gate=self.name,
-            location=Location(table=c.table, column=c.column, key=subject,
-                              span=(c.start, c.end)),
+            location=Location(table=c.table, column=c.column, key=subject, span=(c.start, c.end)),
             observed=c.text,
             expected=held,
-            evidence=(prose[m.sentence[0]:m.sentence[1]].strip(),
-                      *(f"{c.table}[{r}].{c.column} = {_format(v)} ({key})" for r, key, v in rows)),
+            evidence=(
+                prose[m.sentence[0] : m.sentence[1]].strip(),
+                *(f"{c.table}[{r}].{c.column} = {_format(v)} ({key})" for r, key, v in rows),
+            ),
             fix_hint=f"state the {c.column.replace('_', ' ')} the {c.table} table holds",
             message=f"the prose says {c.text!r}, but {c.table}.{c.column} holds {held}",
         )
@@ -270,6 +239,11 @@ class ProseGate:
                 message="the prose looks cut off: " + "; ".join(fired),
             )
         ]
+
+
+def worker_gate(pack: Pack, pools: Pools) -> ProseGate:
+    """A worker process's gate (`effectors.prose.workers` receives this factory)."""
+    return ProseGate(pack, pools)
 
 
 _NOTED: set[str] = set()

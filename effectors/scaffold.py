@@ -18,7 +18,9 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from effectors.prose_gate import EntityMatcher, key_entities, truncation_rules, view_of
+from effectors.prose.matcher import EntityMatcher
+from effectors.prose.text import truncation_rules
+from effectors.prose.view import key_entities, view_of
 from harness.models import Artifact, Cell
 from harness.pack import Pack
 from harness.pools import Pools
@@ -79,10 +81,12 @@ def _coherence(
     for rule in pools.row_rules:
         if rule.base_class != row_class or prop not in rule.when:
             continue
-        if all((v := values.get(p)) is not None and pools.is_member(v, c)
-               for p, c in rule.when.items()):
+        if all(
+            (v := values.get(p)) is not None and pools.is_member(v, c) for p, c in rule.when.items()
+        ):
             score += sum(
-                1 for p, c in rule.require.items()
+                1
+                for p, c in rule.require.items()
                 if p != prop and (v := values.get(p)) is not None and pools.is_member(v, c)
             )
     return score
@@ -102,8 +106,11 @@ def candidates(
     narrow = set(pools.members(within)) if within else set()
     if narrow:
         pool = (pool & narrow) or narrow
-    scored = [(s, c) for c in sorted(pool)
-              if (s := _coherence(pools, row_class, prop, c, others)) is not None]
+    scored = [
+        (s, c)
+        for c in sorted(pool)
+        if (s := _coherence(pools, row_class, prop, c, others)) is not None
+    ]
     if not scored:
         return sorted(pool)
     best = max(s for s, _ in scored)
@@ -135,8 +142,11 @@ def synth_column(
     if col.kind != "object" or col.property is None:
         raise ValueError(f"{table}.{column} is not an object column")
     prop = col.property
-    other_cols = {c: b.property for c, b in binding.columns.items()
-                  if b.kind == "object" and b.property and c != column}
+    other_cols = {
+        c: b.property
+        for c, b in binding.columns.items()
+        if b.kind == "object" and b.property and c != column
+    }
     table_rows = artifact.tables.get(table, [])
     out: dict[int, str] = {}
     for i in range(len(table_rows)) if rows is None else rows:
@@ -179,8 +189,11 @@ def foreign_keys(pack: Pack) -> dict[tuple[str, str], tuple[str, str]]:
             if tfk := _TABLE_FK.match(part):
                 cols = [c.strip().strip('"') for c in tfk.group(1).split(",")]
                 ref = tfk.group(2)
-                ref_cols = ([c.strip().strip('"') for c in tfk.group(3).split(",")]
-                            if tfk.group(3) else _key_of(pack, ref))
+                ref_cols = (
+                    [c.strip().strip('"') for c in tfk.group(3).split(",")]
+                    if tfk.group(3)
+                    else _key_of(pack, ref)
+                )
                 fks.update({(table, c): (ref, rc) for c, rc in zip(cols, ref_cols, strict=False)})
             elif cfk := _COLUMN_FK.search(part):
                 column = part.split()[0].strip('"')
@@ -200,20 +213,26 @@ def fresh_key(existing: Iterable[Cell], like: Cell) -> str:
     base = str(like) if like not in (None, "") else "key"
     m = _NUMBERED.match(base)
     prefix, width = (m.group(1), len(m.group(2))) if m else (base + "-", 1)
-    numbers = [int(k.group(2)) for v in taken
-               if (k := _NUMBERED.match(v)) is not None and k.group(1) == prefix]
+    numbers = [
+        int(k.group(2))
+        for v in taken
+        if (k := _NUMBERED.match(v)) is not None and k.group(1) == prefix
+    ]
     n = max(numbers, default=0) + 1
     while f"{prefix}{n:0{width}d}" in taken:
         n += 1
     return f"{prefix}{n:0{width}d}"
 
 
-def pick_reference(
-    artifact: Artifact, ref_table: str, ref_column: str, *parts: object
-) -> Cell:
+def pick_reference(artifact: Artifact, ref_table: str, ref_column: str, *parts: object) -> Cell:
     """An existing key of `ref_table.ref_column`, chosen deterministically from `parts`."""
-    keys = sorted({str(r[ref_column]) for r in artifact.tables.get(ref_table, [])
-                   if r.get(ref_column) is not None})
+    keys = sorted(
+        {
+            str(r[ref_column])
+            for r in artifact.tables.get(ref_table, [])
+            if r.get(ref_column) is not None
+        }
+    )
     if not keys:
         return None
     return keys[seeded_index(len(keys), ref_table, ref_column, *parts)]

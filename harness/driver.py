@@ -17,14 +17,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.errors import CorpusError
 from harness.loop import Engines, Run, fresh_facts, start_cohort, step_cohort
 from harness.models import Artifact, RunState, Trigger
-from harness.report import Report
 from harness.store import artifact_bytes, content_hash, rebuild_view
 from harness.trace import TraceWriter
 from harness.workspace import Workspace, atomic_write
+
+if TYPE_CHECKING:
+    from harness.report import Report  # filled in by the API when asked for
 
 __all__ = ["BatchResult", "BatchRun", "Cycle", "RunSummary"]
 

@@ -37,6 +37,7 @@ __all__ = [
 # Ids become file names: a strict allowlist, no path characters, no leading dot.
 ARTIFACT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 _ID_RE = re.compile(ARTIFACT_ID_PATTERN)
+_CELL_REF = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$", re.S)
 MAX_PROSE_CHARS = 200_000
 MAX_ROWS_PER_TABLE = 10_000
 
@@ -168,6 +169,16 @@ class CellRef(Frozen):
 
     def __str__(self) -> str:
         return f"{self.table}[{self.row}].{self.column}"
+
+    @classmethod
+    def parse(cls, text: str) -> CellRef:
+        """The inverse of `str(ref)`: 'equipment[2].standard' -> CellRef. The table is
+        everything before the last `[N].`, so a table name may hold any character; a column
+        may not hold '.', '[' or ']' (pack columns are SQL identifiers). ValueError else."""
+        m = _CELL_REF.match(text)
+        if m is None:
+            raise ValueError(f"{text[:200]!r} is not a cell reference like 'table[0].column'")
+        return cls(table=m["table"], row=int(m["row"]), column=m["column"])
 
 
 class Location(Frozen):

@@ -13,7 +13,8 @@ os.environ["MEMBRANE_ALLOW_MODEL_REQUESTS"] = "0"
 
 ROOT = Path(__file__).resolve().parent.parent
 FACILITY = ROOT / "packs" / "facility"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# the Pizza ontology (owlcs, CC BY 3.0; see tests/data/pizza/NOTICE), vendored unmodified
+PIZZA_OWL = ROOT / "tests" / "data" / "pizza" / "pizza.owl"
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,7 @@ from effectors.proposers.openai_client import (
 )
 from effectors.proposers.prompting import build_messages, parse_answer, system_prompt
 from effectors.proposers.tools import ScaffoldTools
-from effectors.prose_gate import EntityMatcher
+from effectors.prose.matcher import EntityMatcher
 from harness.errors import ConfigError, EndpointUnavailable, InfrastructureError, ProposalFailed
 from harness.models import Artifact, CallUsage, Proposal, ProposalRequest
 from harness.pack import Pack

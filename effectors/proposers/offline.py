@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 
 from effectors.critique import critique_sort_key
-from effectors.prose_gate import EntityMatcher
+from effectors.prose.matcher import EntityMatcher
 from effectors.scaffold import draft_prose, foreign_keys, fresh_key, pick_reference, synth_column
 from harness.models import Artifact, Cell, CellRef, Critique, Proposal, ProposalRequest
 from harness.pack import Pack

@@ -32,7 +32,7 @@ from effectors.proposers.prompting import (
     system_prompt,
 )
 from effectors.proposers.tools import ScaffoldTools
-from effectors.prose_gate import EntityMatcher
+from effectors.prose.matcher import EntityMatcher
 from harness.errors import ConfigError, InfrastructureError, ProposalFailed
 from harness.models import CallUsage, Proposal, ProposalRequest
 from harness.pack import Pack

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from effectors.prose_gate import EntityMatcher
+from effectors.prose.matcher import EntityMatcher
 from effectors.scaffold import draft_prose, rebuild_table, synth_column
 from harness.models import Artifact, Cell, ProposalRequest
 from harness.pack import Pack

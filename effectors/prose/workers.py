@@ -16,31 +16,37 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.models import Artifact, Verdict
 from harness.pack import Pack
 from harness.pools import Pools
 
-if TYPE_CHECKING:
-    from effectors.prose_gate import ProseGate
+__all__ = ["Judge", "ProsePool", "chunks"]
 
-__all__ = ["ProsePool", "chunks"]
+
+class Judge(Protocol):
+    """What a worker holds: the deterministic prose checks of one process."""
+
+    def judge_here(self, candidates: Sequence[Artifact]) -> list[Verdict]: ...
+
+
+# Builds a worker's judge from the pack and pools: a module-level function (it is sent to
+# the spawned workers by reference), e.g. `effectors.prose_gate.worker_gate`.
+JudgeFactory = Callable[[Pack, Pools], Judge]
 
 _log = logging.getLogger(__name__)
-_worker: dict[str, ProseGate] = {}  # a worker process's own gate, under "gate"
+_worker: dict[str, Judge] = {}  # a worker process's own gate, under "gate"
 
 
-def _start(pack: Pack, pools: Pools) -> None:
+def _start(build: JudgeFactory, pack: Pack, pools: Pools) -> None:
     """Worker initializer: build this process's gate (entailment off: workers only ever
     run the deterministic checks)."""
-    from effectors.prose_gate import ProseGate
-
     prose = pack.config.prose.model_copy(update={"entailment": "off"})
     pack = Pack(root=pack.root, config=pack.config.model_copy(update={"prose": prose}))
-    _worker["gate"] = ProseGate(pack, pools)
+    _worker["gate"] = build(pack, pools)
 
 
 def _ready() -> bool:
@@ -48,7 +54,7 @@ def _ready() -> bool:
 
 
 def _judge(candidates: list[Artifact]) -> list[Verdict]:
-    return _worker["gate"].judge(candidates)
+    return _worker["gate"].judge_here(candidates)
 
 
 def chunks(items: Sequence[Artifact], parts: int) -> list[list[Artifact]]:
@@ -67,12 +73,12 @@ def chunks(items: Sequence[Artifact], parts: int) -> list[list[Artifact]]:
 class ProsePool:
     """`processes` worker processes, each with a gate of its own (see the module docstring)."""
 
-    def __init__(self, pack: Pack, pools: Pools, processes: int,
+    def __init__(self, build: JudgeFactory, pack: Pack, pools: Pools, processes: int,
                  timeout_s: float = 600.0) -> None:
         self.timeout_s = timeout_s
         self._executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start, initargs=(pack, pools))
+            initializer=_start, initargs=(build, pack, pools))
         # start every worker now, so they are built by the time a cohort arrives
         self._ready = [self._executor.submit(_ready) for _ in range(processes)]
 
@@ -88,7 +94,7 @@ class ProsePool:
             self._broken(exc)
             return False
 
-    def judge(self, parts: Sequence[list[Artifact]], here: ProseGate) -> list[Verdict]:
+    def judge(self, parts: Sequence[list[Artifact]], here: Judge) -> list[Verdict]:
         """Verdicts of `parts` in order: the first judged by `here` (this process's gate)
         while the workers judge the others; a part whose worker failed is judged here."""
         assert self._executor is not None

@@ -3,19 +3,29 @@ locations and row keys, and the cells the gate does not admit."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from effectors.ri_gate.ddl import Schema
 from effectors.ri_gate.staging import Hit, safe_text
 from harness.models import Artifact, Cell, CellRef, Critique, Location, Severity, Verdict
-
-if TYPE_CHECKING:
-    from effectors.ri_gate.gate import RiGate
+from harness.pack import Pack
 
 __all__ = ["verdict"]
 
-_CELL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+class RiGate(Protocol):
+    """What a verdict needs of the gate that found the hits."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pack(self) -> Pack: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
 
 
 def _key(gate: RiGate, table: str, row: dict[str, Cell]) -> str:
@@ -30,10 +40,13 @@ def _key(gate: RiGate, table: str, row: dict[str, Cell]) -> str:
 
 
 def _cell(gate: RiGate, artifact: Artifact, ref: str) -> CellRef | None:
-    m = _CELL_RE.match(ref)
-    if m is None or m.group(1) not in gate.schema.names:
+    try:
+        parsed = CellRef.parse(ref)
+    except ValueError:
         return None
-    table, row, column = m.group(1), int(m.group(2)), m.group(3)
+    if parsed.table not in gate.schema.names:
+        return None
+    table, row, column = parsed.table, parsed.row, parsed.column
     rows = artifact.tables.get(table, [])
     if row >= len(rows) or column not in rows[row]:
         return None

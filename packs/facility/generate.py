@@ -585,16 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     p_refs = sub.add_parser("references", help="write the reference prose samples")
     p_refs.add_argument("--seed", type=int, default=1013)
     p_refs.add_argument("--out", type=Path, required=True)
-    p_cases = sub.add_parser("prose-cases", help="write prose_cases.jsonl, prose_labels.jsonl")
-    p_cases.add_argument("--seed", type=int, default=5)
-    p_cases.add_argument("--per-kind", type=int, default=60)
-    p_cases.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    if args.command == "prose-cases":  # labelled prose for the prose gate (prose_cases.py)
-        import prose_cases
-
-        prose_cases.main(args.seed, args.per_kind, args.out)
-        return 0
     if args.command == "owl":
         _write(args.out, render_owl())
     elif args.command == "corpus":

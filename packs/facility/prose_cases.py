@@ -1,6 +1,6 @@
 """Labelled prose cases for the prose gate, and long narratives for its benchmark.
 
-    python packs/facility/generate.py prose-cases --seed 5 --per-kind 60 --out packs/facility/corpus
+    python packs/facility/prose_cases.py --seed 5 --per-kind 60 --out packs/facility/corpus
 
 writes `prose_cases.jsonl` (artifacts: clean tables, prose with at most one injected defect
 kind) and `prose_labels.jsonl` (one line per sample: its kind and the findings a correct
@@ -15,6 +15,7 @@ percentile computation over `references/`. Deterministic: seeded `random.Random`
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 from collections.abc import Callable
@@ -399,3 +400,17 @@ def long_artifact(seed: int, index: int, words: tuple[int, int] = (200, 800)
 def main(seed: int, per_kind: int, out: Path) -> None:
     for name, text in build_cases(seed, per_kind).items():
         g._write(out / name, text)
+
+
+def cli(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="write prose_cases.jsonl, prose_labels.jsonl")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--per-kind", type=int, default=60)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    main(args.seed, args.per_kind, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from effectors.prose_gate import EntityMatcher, ProseGate, truncation_rules
+from effectors.prose.matcher import EntityMatcher
+from effectors.prose.text import truncation_rules
+from effectors.prose_gate import ProseGate
 from harness.models import Artifact
 from harness.pack import Pack, PackConfig, load_pack
 from harness.pools import ClassInfo, IndividualInfo, Pools, RowRule, normalize_label

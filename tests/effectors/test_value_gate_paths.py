@@ -19,7 +19,7 @@ from harness.pack import Pack, load_pack
 from ontology import HermitRunner
 from ontology.naive import OwlreadyReasoner
 from ontology.warm import WarmHermit
-from tests.conftest import FACILITY, ROOT
+from tests.conftest import FACILITY, PIZZA_OWL, ROOT
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
@@ -127,11 +127,8 @@ def tiny_pack_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def pizza_pack_dir(tmp_path: Path) -> Path:
-    source = ROOT.parent / "shared" / "data" / "pizza.owl"
-    if not source.is_file():
-        pytest.skip(f"the Pizza ontology is not at {source} (shared/data absent)")
     dest = tmp_path / "pizza"
     shutil.copytree(ROOT / "tests" / "packs" / "pizza", dest,
                     ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
-    shutil.copy(source, dest / "ontology" / "pizza.owl")
+    shutil.copy(PIZZA_OWL, dest / "ontology" / "pizza.owl")
     return dest

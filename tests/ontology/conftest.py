@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FACILITY, ROOT, SHARED_DATA
+from tests.conftest import FACILITY, PIZZA_OWL, ROOT
 
 PIZZA_PACK = ROOT / "tests" / "packs" / "pizza"
 
@@ -71,10 +71,7 @@ def tiny_pack(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def pizza_pack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = SHARED_DATA / "pizza.owl"
-    if not source.is_file():
-        pytest.skip(f"the Pizza ontology is not at {source} (shared/data absent)")
     dest = tmp_path_factory.mktemp("pizza") / "pizza"
     shutil.copytree(PIZZA_PACK, dest, ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
-    shutil.copy(source, dest / "ontology" / "pizza.owl")
+    shutil.copy(PIZZA_OWL, dest / "ontology" / "pizza.owl")
     return dest

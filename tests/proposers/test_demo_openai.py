@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import EXIT_OK, EXIT_UNAVAILABLE, main
+from harness.cli import main
+from harness.output import EXIT_OK, EXIT_UNAVAILABLE
 from tests.conftest import FACILITY
 from tests.proposers.conftest import offline_model, write_config
 from tests.proposers.server import Reply, Responder, ScriptedServer, script
