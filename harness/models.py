@@ -16,6 +16,7 @@ __all__ = [
     "ARTIFACT_ID_PATTERN",
     "Artifact",
     "CallUsage",
+    "CanonicalCell",
     "Cell",
     "CellRef",
     "Critique",
@@ -38,6 +39,7 @@ __all__ = [
 ARTIFACT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 _ID_RE = re.compile(ARTIFACT_ID_PATTERN)
 _CELL_REF = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$", re.S)
+CRITIQUE_CODE_PATTERN = r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$"
 MAX_PROSE_CHARS = 200_000
 MAX_ROWS_PER_TABLE = 10_000
 
@@ -202,7 +204,8 @@ Severity = Literal["error", "warn", "info"]
 class Critique(Frozen):
     """One typed finding. Codes are stable API (dotted, namespaced); tests match codes."""
 
-    code: str = Field(pattern=r"^[a-z_]+(\.[a-z_]+)+$")
+    # Each dotted part starts with a letter; digits may follow (ri.pd1_outside_oncology).
+    code: str = Field(pattern=CRITIQUE_CODE_PATTERN)
     severity: Severity = "error"
     gate: str
     location: Location = Field(default_factory=Location)
@@ -211,6 +214,21 @@ class Critique(Frozen):
     evidence: tuple[str, ...] = ()  # axioms, SQL, sentence text ...
     fix_hint: str | None = None
     message: str = ""
+
+
+class CanonicalCell(Frozen):
+    """One bound cell the value gate resolved to an entity, in the artifact's canonical table.
+
+    `raw` is what the proposer wrote, `value` the canonical form the pack chose (the entity's
+    preferred label, or its IRI fragment) and the value every later gate judges and COMMIT
+    writes. `via` says what decided it: "iri" (the cell was the IRI or its fragment), "label"
+    (the preferred label), "alt_label" (an skos:altLabel), "alias" (a pack-declared alias)."""
+
+    cell: str  # str(CellRef)
+    raw: Cell
+    value: Cell
+    iri: str | None = None
+    via: str
 
 
 class Verdict(Frozen):
@@ -222,6 +240,8 @@ class Verdict(Frozen):
     metrics: dict[str, float] = Field(default_factory=dict)
     rejected: tuple[CellRef, ...] = ()  # cells NOT admitted; every other cell is admitted
     crashed: bool = False
+    # VALUE_GATE only: resolved cells whose canonical form differs from the raw text.
+    canonical: tuple[CanonicalCell, ...] = ()
 
     @property
     def passed(self) -> bool:
