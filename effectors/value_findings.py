@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.models import Artifact, Cell, CellRef, Critique, Location, Severity
+from harness.models import Artifact, CanonicalCell, Cell, CellRef, Critique, Location, Severity
 from harness.pack import Pack
 from harness.pools import Pools
 from ontology import OntologyIndex, RowFacts, ViolationClass
@@ -40,6 +40,7 @@ class Check:
     cells: int = 0
     object_cells: int = 0
     placeholders: int = 0
+    canonical: list[CanonicalCell] = field(default_factory=list)
 
 
 class FindingsMixin:

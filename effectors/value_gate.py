@@ -16,6 +16,14 @@ Per object cell (column bound to an object property):
 * `value.same_as`, `value.equivalent_class` (info) — a value admitted under another name.
 
 Per data cell: `value.placeholder`, `value.range` (XSD type and facets, checked in Python).
+Per text cell (`kind = "text"`): `value.placeholder`, `value.length` (`max_length`).
+
+Canonical cells: every object cell that resolves (IRI fragment, preferred or alternative
+label, pack alias, under `harness.normalize`) and whose canonical form (the pack's
+`[ontology] canonical`: preferred label or IRI fragment) differs from its raw text is listed
+in `Verdict.canonical` (also when another finding rejects it: it still names that entity).
+The loop writes them back (`harness.canonical.apply_canonical`), so every later gate and
+COMMIT see one value per entity. A cell that does not resolve stays as written.
 
 Speed (DESIGN §6, bench `value_gate`): the index is the classification cached by content
 hash; cell and row decisions the cached classification can make are memoised per distinct
@@ -37,7 +45,16 @@ from typing import NamedTuple
 from effectors.value_findings import Check as _Check
 from effectors.value_findings import FindingsMixin
 from effectors.value_findings import Row as _Row
-from harness.models import Artifact, Cell, CellRef, Critique, Location, Severity, Verdict
+from harness.models import (
+    Artifact,
+    CanonicalCell,
+    Cell,
+    CellRef,
+    Critique,
+    Location,
+    Severity,
+    Verdict,
+)
 from harness.pack import Pack
 from harness.pools import Pools, normalize_label
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
@@ -55,9 +72,10 @@ __all__ = ["ValueGate"]
 class _Cell(NamedTuple):
     """The reasoner-free verdict on one cell value (memoised per table, column, value)."""
 
-    status: str  # "ok", "placeholder", "unknown", "range"
+    status: str  # "ok", "placeholder", "unknown", "range", "length"
     individual: str | None = None
     problem: str | None = None
+    via: str | None = None  # how an object cell resolved (Pools.resolve_via)
 
 
 class _Planned(NamedTuple):
@@ -89,8 +107,14 @@ class ValueGate(FindingsMixin):
         self._violations = {v.iri: v for v in index.violations}
         self._prop_iris = {v.iri: self._prop_iri(v.property) for v in index.violations}
         individuals = self.pools.individuals.values()
-        self._labels = sorted({normalize_label(t) for i in individuals
-                               for t in (i.name, *i.labels)})
+        loose: dict[str, str] = {}
+        for i in individuals:
+            for t in (i.name, *i.labels):
+                loose.setdefault(normalize_label(t), i.name)
+        self._loose = loose
+        self._labels = sorted(loose)
+        self._max_length = {(t, n): col.max_length for t, b in pack.tables.items()
+                            for n, col in b.columns.items() if col.max_length is not None}
         self._cell_memo: dict[tuple[str, str, type, Cell], _Cell] = {}
         self._plan_memo: dict[tuple[str, tuple[str | None, ...]], _Planned] = {}
         self._row_memo: dict[Signature, RowStatus] = {}
@@ -167,7 +191,9 @@ class ValueGate(FindingsMixin):
                 "admitted": float(admitted), "placeholders": float(c.placeholders),
                 "value_errors": float(errors),
                 "admission_rate": admitted / c.cells if c.cells else 1.0,
+                "canonicalised": float(len(c.canonical)),
             },
+            canonical=tuple(c.canonical),
         )
 
     # -- cell-level checks (no reasoner) ------------------------------------------------------
@@ -187,8 +213,12 @@ class ValueGate(FindingsMixin):
             if self.is_placeholder(raw):
                 hit = _Cell("placeholder")
             elif kind == "object":
-                ind = self.pools.resolve(raw)
-                hit = _Cell("unknown") if ind is None else _Cell("ok", ind)
+                found = self.pools.resolve_via(raw)
+                hit = _Cell("unknown") if found is None else _Cell("ok", found[0], via=found[1])
+            elif kind == "text":
+                limit = self._max_length.get((table, column))
+                hit = (_Cell("length", problem=f"{len(str(raw))} characters, more than {limit}")
+                       if limit is not None and len(str(raw)) > limit else _Cell("ok"))
             elif prop in self.index.data_rules and (
                 problem := data_problem(raw, self.index.data_rules[prop])
             ):
@@ -214,6 +244,15 @@ class ValueGate(FindingsMixin):
                 c.object_cells += len(objects)
                 plan, facts, quiet, suspect = self._plan(table, base, objects)
                 for n, kind, p, j in judged:
+                    if j.individual is not None:
+                        value = self.pools.canonical(j.individual)
+                        raw = row.get(n)
+                        if value != raw:
+                            c.canonical.append(CanonicalCell(
+                                cell=str(CellRef(table=table, row=row_i, column=n)), raw=raw,
+                                value=value, iri=self.index.individual_iris.get(j.individual),
+                                via=j.via or "label",
+                            ))
                     if j.status != "ok":
                         self._cell(c, CellRef(table=table, row=row_i, column=n), row, kind, p,
                                    j, plan)
@@ -265,6 +304,9 @@ class ValueGate(FindingsMixin):
             self._add(c, ref, "value.unknown", observed=raw, expected=expected,
                       hint=self._did_you_mean(raw, expected),
                       message=f"{raw!r} is not an individual of the ontology")
+        elif j.status == "length":
+            self._add(c, ref, "value.length", observed=raw, expected=None,
+                      hint="shorten the text", message=j.problem or "too long")
         elif j.status == "range":
             rule = self.index.data_rules[prop]
             self._add(c, ref, "value.range", observed=raw, expected=describe(rule),
@@ -306,7 +348,7 @@ class ValueGate(FindingsMixin):
 
     def _did_you_mean(self, raw: Cell, expected: str | None) -> str | None:
         close = difflib.get_close_matches(normalize_label(str(raw)), self._labels, n=8, cutoff=0.5)
-        names = list(dict.fromkeys(n for t in close if (n := self.pools.resolve(t))))
+        names = list(dict.fromkeys(self._loose[t] for t in close))
         if expected:
             fitting = [n for n in names if self.pools.is_member(n, expected)]
             names = fitting or names

@@ -60,7 +60,27 @@ class PackFiles(_Strict):
 
 
 class OntologySettings(_Strict):
+    """`[ontology]`: the namespace, and how cells are matched to entities and written back.
+
+    matching:  "standard" (harness.normalize: NFKC, casefold, whitespace, trademark signs,
+               trailing punctuation) or "loose" (also accents and inner punctuation)
+    canonical: "label" (the entity's preferred label, the default) or "iri" (its IRI
+               fragment): the form every resolved cell is rewritten to (canonical cells)
+    aliases:   extra spellings -> individual (IRI fragment), e.g. brand names
+    """
+
     namespace: str  # IRI namespace of the pack's classes, properties and individuals
+    matching: Literal["standard", "loose"] = "standard"
+    canonical: Literal["label", "iri"] = "label"
+    aliases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_named(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [a for a, ind in v.items() if not a.strip() or not re.match(_IDENT, ind)]
+        if bad:
+            raise ValueError(f"aliases {bad} need a spelling and an individual's IRI fragment")
+        return v
 
 
 class ColumnBinding(_Strict):
@@ -69,15 +89,20 @@ class ColumnBinding(_Strict):
     kind = "id":     an identifier or foreign key; not an ontology value (RI_GATE checks it)
     kind = "object": value must be a pool individual (IRI fragment or label) via `property`
     kind = "data":   a literal checked against the datatype facets of `property`
+    kind = "text":   free text (a title) bound to an xsd:string data property; checked only
+                     for placeholders and length (`max_length`), never matched to entities
     """
 
-    kind: Literal["id", "object", "data"]
+    kind: Literal["id", "object", "data", "text"]
+    max_length: int | None = Field(default=None, ge=1)  # kind = "text" only
     property: str | None = Field(default=None, pattern=_IDENT)
 
     @model_validator(mode="after")
     def _property_needed(self) -> ColumnBinding:
         if self.kind != "id" and not self.property:
             raise ValueError(f"a column of kind {self.kind!r} needs a `property`")
+        if self.max_length is not None and self.kind != "text":
+            raise ValueError("`max_length` is for columns of kind \"text\"")
         return self
 
 

@@ -6,19 +6,21 @@ as JSON under `.membrane/`; gates and proposers read it without touching the rea
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-__all__ = ["ClassInfo", "IndividualInfo", "Pools", "RowRule", "normalize_label"]
+from harness.normalize import Strictness, normalize
+
+__all__ = ["CanonicalForm", "ClassInfo", "IndividualInfo", "Pools", "RowRule", "normalize_label"]
+
+CanonicalForm = Literal["label", "iri"]
 
 
 def normalize_label(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form used to match labels."""
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    text = re.sub(r"[^0-9A-Za-z]+", " ", text).strip().lower()
-    return text
+    """The loose form (`harness.normalize`, "loose"): case-, accent- and
+    punctuation-insensitive; the prose matcher's words."""
+    return normalize(text, "loose")
 
 
 class IndividualInfo(BaseModel):
@@ -69,22 +71,60 @@ class Pools(BaseModel):
     individuals: dict[str, IndividualInfo] = Field(default_factory=dict)
     classes: dict[str, ClassInfo] = Field(default_factory=dict)
     row_rules: tuple[RowRule, ...] = ()
-    _by_label: dict[str, str] = PrivateAttr(default_factory=dict)
+    # The pack's choices (`[ontology]` in pack.toml), set by `with_pack`, not cached:
+    matching: Strictness = "standard"  # harness.normalize strictness for cells
+    canonical_form: CanonicalForm = "label"  # what a resolved cell is written as
+    aliases: dict[str, str] = Field(default_factory=dict)  # spelling -> individual fragment
+    _by_label: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, _context: object) -> None:
-        index: dict[str, str] = {}
+        index: dict[str, tuple[str, str]] = {}
         for ind in self.individuals.values():
-            for text in (ind.name, *ind.labels):
-                index.setdefault(normalize_label(text), ind.name)
+            index.setdefault(self.key(ind.name), (ind.name, "iri"))
+            for i, text in enumerate(ind.labels):
+                index.setdefault(self.key(text), (ind.name, "label" if i == 0 else "alt_label"))
+        for text, name in self.aliases.items():
+            if name in self.individuals:
+                index.setdefault(self.key(text), (name, "alias"))
         self._by_label = index
 
+    def with_pack(
+        self, matching: Strictness, canonical_form: CanonicalForm, aliases: dict[str, str]
+    ) -> Pools:
+        """These pools under a pack's matching rule, canonical form and aliases."""
+        if (matching, canonical_form, aliases) == (
+            self.matching, self.canonical_form, self.aliases
+        ):
+            return self
+        return Pools.model_validate(
+            {**self.model_dump(), "matching": matching, "canonical_form": canonical_form,
+             "aliases": dict(aliases)}
+        )
+
+    def key(self, text: str) -> str:
+        """The matching key of `text` under the pack's rule (`harness.normalize`)."""
+        return normalize(text, self.matching)
+
     def resolve(self, value: object) -> str | None:
-        """The individual a cell names (by IRI fragment or any label), else None."""
+        """The individual a cell names (by IRI fragment, any label or alias), else None."""
+        hit = self.resolve_via(value)
+        return hit[0] if hit else None
+
+    def resolve_via(self, value: object) -> tuple[str, str] | None:
+        """(individual, via) for a cell that names one, else None. `via` is what decided:
+        "iri" (the IRI fragment), "label" (the preferred label), "alt_label" (another
+        label) or "alias" (a pack alias); the first entry wins on a clash, in that order."""
         if not isinstance(value, str):
             return None
         if value in self.individuals:
-            return value
-        return self._by_label.get(normalize_label(value))
+            return value, "iri"
+        return self._by_label.get(self.key(value))
+
+    def canonical(self, individual: str) -> str:
+        """The canonical form of an individual: its preferred label, or its IRI fragment."""
+        if self.canonical_form == "iri":
+            return individual
+        return self.label(individual)
 
     def members(self, cls: str) -> tuple[str, ...]:
         info = self.classes.get(cls)

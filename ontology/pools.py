@@ -61,7 +61,8 @@ def load_index(
         try:
             index = OntologyIndex.model_validate_json(paths[0].read_bytes())
             if index.key == key:
-                return index, paths[1].read_text("utf-8"), paths[2].read_text("utf-8")
+                return (_for_pack(index, pack), paths[1].read_text("utf-8"),
+                        paths[2].read_text("utf-8"))
         except ValueError:
             pass  # a stale or damaged cache entry: rebuild it
     index, base_nt, viol_nt = build_index(pack, runner or HermitRunner(), onto_hash, key)
@@ -70,7 +71,22 @@ def load_index(
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    return index, base_nt, viol_nt
+    return _for_pack(index, pack), base_nt, viol_nt
+
+
+def _for_pack(index: OntologyIndex, pack: Pack) -> OntologyIndex:
+    """The index with the pack's matching rule, canonical form and aliases on its pools (the
+    cache holds the ontology's facts only). An alias naming no individual is a PackError."""
+    o = pack.config.ontology
+    unknown = sorted(a for a, ind in o.aliases.items() if ind not in index.pools.individuals)
+    if unknown:
+        raise PackError(
+            f"[ontology] aliases {unknown} name no individual of the ontology",
+            file=pack.root / "pack.toml",
+            hint="an alias maps a spelling to an individual's IRI fragment",
+        )
+    pools = index.pools.with_pack(o.matching, o.canonical, o.aliases)
+    return index if pools is index.pools else index.model_copy(update={"pools": pools})
 
 
 def load_pools(pack: Pack, cache_dir: Path) -> Pools:

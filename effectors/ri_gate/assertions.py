@@ -16,7 +16,8 @@ is a join on it; it has no `_artifact` column, being the same for every artifact
 
 A header of `-- key: value` comment lines at the top of the file gives the metadata:
 
-    -- code: ri.room_power_budget       required; dotted lowercase, the critique code
+    -- code: ri.room_power_budget       required; dotted lowercase (digits after each part's
+                                        first letter), the critique code
     -- severity: error                  required; error (blocks commit) | warn | info
     -- message: room {room_id} draws {total_kw} kW   required; {name} / {name:spec} are
                                         filled from the violating row's result columns
@@ -49,6 +50,7 @@ import duckdb
 from effectors.ri_gate.ddl import Schema, error_line, first_message_line, quote
 from effectors.ri_gate.pool_tables import POOL_TABLE
 from harness.errors import PackError
+from harness.models import CRITIQUE_CODE_PATTERN
 
 __all__ = [
     "MAX_LIMIT",
@@ -61,7 +63,7 @@ __all__ = [
 
 MAX_LIMIT = 1000
 _HEADER_RE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*?)\s*$")
-_CODE_RE = re.compile(r"^[a-z_]+(\.[a-z_]+)+$")
+_CODE_RE = re.compile(CRITIQUE_CODE_PATTERN)  # digits allowed after each part's first letter
 _KEYS = frozenset({"code", "severity", "message", "table", "columns", "limit"})
 _SEVERITIES = ("error", "warn", "info")
 
@@ -138,7 +140,9 @@ def _check_header(path: Path, header: dict[str, tuple[str, int]], schema: Schema
     code, line = header["code"]
     if not _CODE_RE.match(code):
         raise PackError(f"code {code!r} is not dotted lowercase (e.g. ri.room_power_budget)",
-                        file=path, line=line)
+                        file=path, line=line,
+                        hint="dotted parts of a-z, 0-9 and _, each starting with a letter or _ "
+                        "(ri.pd1_outside_oncology)")
     sev, line = header["severity"]
     if sev not in _SEVERITIES:
         raise PackError(f"severity {sev!r} is not one of {_SEVERITIES}", file=path, line=line)
