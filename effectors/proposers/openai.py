@@ -83,6 +83,10 @@ class OpenAIProposer:
         self.format = settings.response_format
         self._run_started: dict[str, float] = {}
 
+    def close(self) -> None:
+        """Release the client's pooled connections (`Session.close` calls this)."""
+        self.client.close()
+
     # -- one proposal -----------------------------------------------------------------
     def propose(self, request: ProposalRequest) -> Proposal:
         usage: list[CallUsage] = []

@@ -1,5 +1,7 @@
 """A chat-completions client for any OpenAI-compatible endpoint (vLLM, llama.cpp server,
-Ollama, OpenAI), on the standard library's `http.client`.
+Ollama, OpenAI), on `httpx`: one `httpx.Client` per proposer, so connections are kept alive
+and reused across calls, and the usual proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
+`ALL_PROXY`, `NO_PROXY`) are honoured (httpx's `trust_env`).
 
 One call = one `POST {base_url}/chat/completions`. Around it, in this order:
 
@@ -22,10 +24,10 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import http.client
 import json
 import random
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+import httpx
 import orjson
 
 from harness.errors import ConfigError, EndpointUnavailable, InfrastructureError
@@ -202,6 +205,16 @@ class ChatClient:
             settings.retries, settings.backoff_s, settings.backoff_max_s, rng or random.Random(0)
         )
         self.calls = 0  # HTTP requests actually sent
+        # one pooled client: keep-alive connections reused across calls; proxies from env
+        self._http = httpx.Client(
+            timeout=settings.timeout_s, trust_env=True, follow_redirects=False
+        )
+        # a client dropped without close() still closes its sockets
+        self._finalizer = weakref.finalize(self, self._http.close)
+
+    def close(self) -> None:
+        """Close the pooled connections (idempotent)."""
+        self._finalizer()
 
     @property
     def endpoint(self) -> str:
@@ -288,30 +301,36 @@ class ChatClient:
             f"{self.endpoint}: {last} (gave up after {self.retry.retries + 1} tries)"
         )
 
-    def _post(self, body: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]]:
-        """One HTTP request. Returns (200, reply) or (400, error) for a refused
-        `response_format`; raises `_Transient` (retry) or `InfrastructureError` (give up)."""
-        conn_cls = (
-            http.client.HTTPSConnection
-            if self._url.scheme == "https"
-            else http.client.HTTPConnection
-        )
-        conn = conn_cls(self._url.hostname or "", self._url.port, timeout=timeout)
+    def _send(self, body: dict[str, Any], timeout: float) -> tuple[int, str | None, bytes]:
+        """(status, Retry-After, body read up to one byte past the cap); raises `_Transient`
+        for timeouts and transport errors."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self.calls += 1
         try:
-            conn.request("POST", self._path, body=orjson.dumps(body), headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read(MAX_RESPONSE_BYTES + 1)
-            status, retry_after = resp.status, resp.getheader("Retry-After")
-        except TimeoutError as exc:
+            with self._http.stream(
+                "POST",
+                self.endpoint,
+                content=orjson.dumps(body),
+                headers=headers,
+                timeout=timeout,
+            ) as resp:
+                raw = bytearray()
+                for chunk in resp.iter_bytes():  # capped: a huge reply is refused, not read
+                    raw += chunk
+                    if len(raw) > MAX_RESPONSE_BYTES:
+                        break
+                return resp.status_code, resp.headers.get("Retry-After"), bytes(raw)
+        except httpx.TimeoutException as exc:
             raise _Transient(f"no reply within {timeout:.1f}s") from exc
-        except (OSError, http.client.HTTPException) as exc:
+        except (httpx.TransportError, OSError) as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
-        finally:
-            conn.close()
+
+    def _post(self, body: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]]:
+        """One HTTP request. Returns (200, reply) or (400, error) for a refused
+        `response_format`; raises `_Transient` (retry) or `InfrastructureError` (give up)."""
+        status, retry_after, raw = self._send(body, timeout)
         if status in _RETRY_STATUS:
             raise _Transient(f"HTTP {status}", parse_retry_after(retry_after))
         if len(raw) > MAX_RESPONSE_BYTES:

@@ -461,6 +461,7 @@ def test_real_one_shot_repair_of_every_labelled_demo_artifact(real_pools: Pools)
     assert all(v.passed for v in ri_gate.judge(proposals))
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_real_drafts_pass_the_prose_gate(real_pools: Pools) -> None:
     pack = load_pack(FACILITY)

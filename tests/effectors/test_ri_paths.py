@@ -41,6 +41,7 @@ def catalog(gate: RiGate) -> list[tuple[object, ...]]:
         "SELECT table_name, table_type FROM information_schema.tables ORDER BY ALL").fetchall()]
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_demo_corpus_batch_equals_lone_and_transient(tmp_path: Path) -> None:
     gate = facility_gate(tmp_path)

@@ -241,6 +241,7 @@ def _check_relations(art: dict[str, Any]) -> None:
     assert all(valid[e] >= 1 for e in eq_ids), art["id"]
 
 
+@pytest.mark.slow
 def test_clean_artifacts_are_clean(clean: list[dict[str, Any]]) -> None:
     assert len(clean) >= 200
     for art in clean:

@@ -88,10 +88,13 @@ class ScriptedServer:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.peers: list[tuple[str, int]] = []  # the client address of each request
         self._lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real model servers do
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
@@ -100,6 +103,7 @@ class ScriptedServer:
                     return
                 body = json.loads(raw)
                 with owner._lock:
+                    owner.peers.append(self.client_address[:2])
                     owner.requests.append(body)
                     owner.headers.append(dict(self.headers))
                 reply = owner.responder(body)

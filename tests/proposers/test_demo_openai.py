@@ -76,6 +76,7 @@ def _check(first: dict, again: dict, live: Path, replay: Path, n: int) -> None: 
     assert corpus_live and (replay / "current" / "corpus.jsonl").read_bytes() == corpus_live
 
 
+@pytest.mark.slow
 def test_openai_batch_commits_and_replay_reproduces_it_byte_for_byte(
     facility_pack,
     facility_pools,
