@@ -3,8 +3,13 @@
 The pack declares what a claim looks like (`[prose] quantities` and `relations`):
 
 * a quantity: a number with a unit ("48.5 kW", "1,200 kW", "0.5 MW") or after a prefix word
-  ("floor -3"), stated about a row of the quantity's table; it matches when it is within the
-  relative tolerance of the row's cell, or equals the cell rounded to the decimals stated;
+  ("floor -3"), stated about a row of the quantity's table; the claim is converted into the
+  cell's unit and matches when it is within the relative tolerance (`tolerance`, else
+  `value_tolerance`) of the cell's value. A claim in any other unit than the cell's is
+  never matched by rounding the cell to the claim's precision: "1 g" is 1000 mg, which a
+  500 mg or 600 mg cell does not hold, though 600 mg "is 1 g" to the gram. A claim in the
+  cell's own unit (factor 1) may also be the cell rounded to the decimals stated ("48 kW"
+  for 48.3 kW): the shipped prose writes figures that way;
 * a relation: a phrase ("complies with", "is installed in") followed within a few words by a
   mention, stated about a row; the mention must be the row's value of the relation's column
   (an object column: the same individual; an id column: the same key, or an entity of the
@@ -60,7 +65,7 @@ class Claim(NamedTuple):
     end: int
     text: str
     value: float | None = None  # a quantity, in the column's unit
-    slack: float = 0.0  # half a unit of the last digit stated ("65.5 kW": 0.05), in that unit
+    slack: float = 0.0  # half a unit of the last digit stated ("65.5 kW": 0.05); 0 if converted
     obj: _Anchor | None = None  # a relation's object: an entity or a row key
 
 
@@ -401,9 +406,13 @@ class ClaimChecker:
         return None
 
     def _parse(self, num: str, factor: float) -> tuple[float, float]:
-        """(value, slack) of a number stated with a unit of this factor (memoised)."""
+        """(value, slack) of a number stated with a unit of this factor (memoised). The slack
+        (half a unit of the last digit stated) is only granted in the cell's own unit: a
+        claim converted from another unit is judged by the tolerance alone, so "1 MW" is no
+        600 kW cell (issue 28)."""
         value, decimals = _parse(num)
-        out = self._parsed[(num, factor)] = (value * factor, 0.5 * 10**-decimals * factor)
+        slack = 0.5 * 10**-decimals if factor == 1.0 else 0.0
+        out = self._parsed[(num, factor)] = (value * factor, slack)
         if len(self._parsed) > 100_000:
             self._parsed.clear()
         return out
@@ -464,8 +473,9 @@ class ClaimChecker:
 
 
 def _close_to(value: float, slack: float, tolerance: float, held: float) -> bool:
-    """A stated quantity matches a cell within the relative tolerance, or equals the cell
-    rounded to the decimals stated."""
+    """A stated quantity (converted into the cell's unit) matches a cell within the relative
+    tolerance of the cell's value, or within `slack` (non-zero only for a claim in the cell's
+    own unit: see `ClaimChecker._parse`)."""
     diff = abs(value - held)
     return diff <= tolerance * abs(held) + 1e-9 or diff <= slack + 1e-9
 
