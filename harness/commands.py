@@ -363,6 +363,15 @@ def _trace_why(args: argparse.Namespace, root: Path) -> int:
         f"(run {prov.run_id}, record {prov.proposed['seq']})",
         markup=False,
     )
+    if prov.canonical is not None:
+        k = prov.canonical
+        out.print(
+            f"  canonical: proposed as {k['raw']!r}, resolved by {k['gate']} on attempt "
+            f"{k['attempt']} via {k['via']} to {k['value']!r}"
+            + (f" <{k['iri']}>" if k.get("iri") else "")
+            + f" (record {k['seq']})",
+            markup=False,
+        )
     for a in prov.admitted:
         out.print(
             f"  admitted: {a['gate']} on attempt {a['attempt']} (record {a['seq']}, "

@@ -129,6 +129,8 @@ class Provenance:
     proposed: dict[str, Any]
     admitted: list[dict[str, Any]]
     committed: dict[str, Any]
+    # raw -> canonical, when the value gate resolved another spelling (label, alias ...)
+    canonical: dict[str, Any] | None = None
 
 
 def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) -> int:
@@ -170,6 +172,7 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
     proposed: dict[str, Any] | None = None
     admitted: list[dict[str, Any]] = []
     committed: dict[str, Any] | None = None
+    canonical: dict[str, Any] | None = None
     for _n, ev in read_trace(ws.trace_path(commit.run_id)):
         kind = ev.get("kind")
         if kind == "proposal" and any(c["cell"] == cell for c in ev["changes"]):
@@ -180,8 +183,17 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
                 "at": ev["at"],
                 "hash": ev["hash"],
             }
-            admitted = []
-        elif kind == "verdict" and proposed and ev["passed"] and cell not in ev["rejected"]:
+            admitted, canonical = [], None
+        if kind == "verdict" and proposed:
+            for c in ev.get("canonical", ()):
+                if c["cell"] == cell:
+                    canonical = {
+                        **c,
+                        "gate": ev["gate"],
+                        "attempt": ev["attempt"],
+                        "seq": ev["seq"],
+                    }
+        if kind == "verdict" and proposed and ev["passed"] and cell not in ev["rejected"]:
             admitted.append(
                 {
                     "gate": ev["gate"],
@@ -213,4 +225,5 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
         proposed,
         admitted,
         committed,
+        canonical,
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.agenda import Agenda
+from harness.canonical import CanonicalError, apply_canonical
 from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
 from harness.fsm import RunMachine
 from harness.ledger import Ledger
@@ -380,6 +381,7 @@ def _trace_verdicts(
             metrics=v.metrics,
             rejected=tuple(str(r) for r in v.rejected),
             batch_size=batch_size,
+            canonical=v.canonical,
         )
         if eng is not None and eng.scratch is not None:
             eng.scratch.write(
@@ -399,6 +401,14 @@ def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
     for run, verdict in zip(group, verdicts, strict=True):
         run.verdicts.append(verdict)
         _trace_verdicts(run, [verdict], len(group), eng)
+        if verdict.canonical and run.candidate is not None:
+            # one canonical value per cell: what the value gate resolved is what every later
+            # gate judges, what the spine locks and what COMMIT writes (raw is in the trace)
+            try:
+                run.candidate = apply_canonical(run.candidate, verdict.canonical)
+            except CanonicalError as exc:
+                _crash(run, gate.name, f"canonical table does not fit the candidate: {exc}")
+                continue
         run.outcome = StepOutcome.PASSED if verdict.passed else StepOutcome.FAILED
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from harness.models import Critique, Outcome
+from harness.models import CanonicalCell, Critique, Outcome
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -115,6 +115,9 @@ class VerdictEvent(_Event):
     metrics: dict[str, float]
     rejected: tuple[str, ...]  # str(CellRef) of cells not admitted
     batch_size: int  # how many runs this gate call judged together
+    # VALUE_GATE: raw -> canonical for each resolved cell whose spelling changed; the
+    # candidate every later gate judges (and COMMIT writes) holds the canonical values
+    canonical: tuple[CanonicalCell, ...] = ()
 
 
 class CritiqueEvent(_Event):

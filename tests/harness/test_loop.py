@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from effectors.testing import InstantGate, ScriptedProposer
 from harness.driver import BatchRun
 from harness.errors import InfrastructureError
-from harness.models import Artifact, Critique, Location, RunState
+from harness.models import Artifact, CanonicalCell, Critique, Location, RunState, Verdict
 from harness.models import Effector as E
 from harness.trace import verify_chain
 from tests.harness.helpers import make_engines, run_cohort
@@ -213,3 +214,57 @@ def test_an_endpoint_down_stops_the_batch_by_rule(tmp_path: Path) -> None:
         e["rule"] for e in _normalised_trace(ws.trace_path("a1.r1")) if e["kind"] == "decision"
     ]
     assert decisions[-1] in {"endpoint_down_stops_retries", "fail_closed_on_crash"}
+
+
+class _Canonicalising:
+    """A value gate that resolves 'Lipitor®' to the canonical 'atorvastatin'."""
+
+    name = "value_gate"
+
+    def judge(self, candidates: Sequence[Artifact]) -> list[Verdict]:
+        out = []
+        for a in candidates:
+            raw = a.tables["equipment"][0]["standard"]
+            cells = ()
+            if raw == "Lipitor®":
+                cells = (
+                    CanonicalCell(
+                        cell="equipment[0].standard",
+                        raw=raw,
+                        value="atorvastatin",
+                        iri="http://x#Atorvastatin",
+                        via="alias",
+                    ),
+                )
+            out.append(Verdict(gate=self.name, artifact_id=a.id, canonical=cells))
+        return out
+
+
+def test_later_gates_and_commit_see_the_canonical_value_and_the_trace_keeps_the_raw(
+    tmp_path: Path,
+) -> None:
+    seen: list[object] = []
+
+    def ri(a: Artifact) -> list[Critique]:
+        seen.append(a.tables["equipment"][0]["standard"])
+        return []
+
+    g = gates()
+    g[E.VALUE_GATE] = _Canonicalising()  # type: ignore[assignment]
+    g[E.RI_GATE] = InstantGate("ri_gate", ri)
+    ws, eng = make_engines(tmp_path, g, ScriptedProposer("fake", []))
+    (run,) = run_cohort(ws, eng, [art("Lipitor®")])
+    assert run.state == RunState.COMMITTED and seen == ["atorvastatin"]
+    corpus = [json.loads(x) for x in (ws.current / "corpus.jsonl").read_text().splitlines()]
+    assert corpus[0]["tables"]["equipment"][0]["standard"] == "atorvastatin"
+    verdict = next(
+        e
+        for e in _normalised_trace(ws.trace_path(run.run_id))
+        if e["kind"] == "verdict" and e["gate"] == "value_gate"
+    )
+    assert verdict["canonical"][0]["raw"] == "Lipitor®"
+    from harness.inspect import why
+
+    prov = why(ws, "a1", "equipment", "0", "standard")
+    assert prov.value == "atorvastatin" and prov.canonical is not None
+    assert prov.canonical["raw"] == "Lipitor®" and prov.canonical["via"] == "alias"
