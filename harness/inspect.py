@@ -97,7 +97,9 @@ def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult
         path = ws.trace_path(rid)
         row = rows.get(rid)
         if not path.exists():
-            results.append(VerifyResult(rid, False, 0, "", "trace file is missing"))
+            results.append(
+                VerifyResult(rid, False, 0, "", "trace file is missing", "trace.missing")
+            )
             continue
         anchor = (
             (row.trace_len, row.trace_head)
@@ -110,7 +112,12 @@ def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult
         if row is None:
             results.append(
                 VerifyResult(
-                    rid, False, 0, "", "the ledger knows no such run (a stray or planted file)"
+                    rid,
+                    False,
+                    0,
+                    "",
+                    "the ledger knows no such run (a stray or planted file)",
+                    "trace.unknown_run",
                 )
             )
             continue

@@ -82,11 +82,18 @@ def read_trace(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """`code` is stable API (tests and scripts match it, never `problem`'s words):
+    trace.not_json, trace.not_event, trace.reordered (a record deleted or moved),
+    trace.broken_link, trace.edited, trace.unanchored, trace.truncated (length differs from
+    the anchor), trace.recomputed (last hash differs from the anchor); `membrane trace
+    verify` adds trace.missing (a run's file is gone) and trace.unknown_run (a planted file)."""
+
     run_id: str
     ok: bool
     length: int
     head: str
     problem: str | None = None
+    code: str | None = None
 
 
 def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
@@ -104,6 +111,7 @@ def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
                     n,
                     prev,
                     f"line {lineno}: not a trace event: {exc.errors()[0]['msg']}",
+                    "trace.not_event",
                 )
             if payload.get("seq") != n:
                 return VerifyResult(
@@ -112,21 +120,37 @@ def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
                     n,
                     prev,
                     f"line {lineno}: seq {payload.get('seq')} where {n} was due (deleted or reordered record)",
+                    "trace.reordered",
                 )
             if payload.get("prev") != prev:
                 return VerifyResult(
-                    run_id, False, n, prev, f"line {lineno}: broken link to the previous record"
+                    run_id,
+                    False,
+                    n,
+                    prev,
+                    f"line {lineno}: broken link to the previous record",
+                    "trace.broken_link",
                 )
             if event_hash(payload) != payload.get("hash"):
                 return VerifyResult(
-                    run_id, False, n, prev, f"line {lineno}: record was edited (hash mismatch)"
+                    run_id,
+                    False,
+                    n,
+                    prev,
+                    f"line {lineno}: record was edited (hash mismatch)",
+                    "trace.edited",
                 )
             prev, n = payload["hash"], n + 1
     except TraceError as exc:
-        return VerifyResult(run_id, False, n, prev, str(exc))
+        return VerifyResult(run_id, False, n, prev, str(exc), "trace.not_json")
     if anchor is None:
         return VerifyResult(
-            run_id, False, n, prev, "no ledger anchor for this run (interrupted or unknown)"
+            run_id,
+            False,
+            n,
+            prev,
+            "no ledger anchor for this run (interrupted or unknown)",
+            "trace.unanchored",
         )
     length, head = anchor
     if n != length:
@@ -136,9 +160,15 @@ def verify_chain(path: Path, anchor: tuple[int, str] | None) -> VerifyResult:
             n,
             prev,
             f"{n} records but the ledger anchored {length} (truncated or extended)",
+            "trace.truncated",
         )
     if prev != head:
         return VerifyResult(
-            run_id, False, n, prev, "last hash differs from the ledger anchor (chain recomputed)"
+            run_id,
+            False,
+            n,
+            prev,
+            "last hash differs from the ledger anchor (chain recomputed)",
+            "trace.recomputed",
         )
     return VerifyResult(run_id, True, n, prev)

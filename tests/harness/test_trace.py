@@ -39,10 +39,12 @@ def _write(ws: Path, run_id: str, lines: list[str]) -> None:
 
 
 def _problem(ws: Path, run_id: str) -> str | None:
+    """The failing check's code (stable API), None when the trace verifies."""
     from harness.workspace import Workspace
 
     (res,) = verify_traces(Workspace(ws), run_id)
-    return None if res.ok else res.problem
+    assert res.ok == (res.code is None)
+    return res.code
 
 
 def test_untouched_trace_verifies(committed: tuple[Path, str]) -> None:
@@ -54,7 +56,7 @@ def test_edited_record_is_caught(committed: tuple[Path, str]) -> None:
     lines = _lines(ws, rid)
     lines[2] = lines[2].replace('"seed"', '"oracle"')
     _write(ws, rid, lines)
-    assert "edited" in (_problem(ws, rid) or "")
+    assert _problem(ws, rid) == "trace.edited"
 
 
 def test_deleted_record_is_caught(committed: tuple[Path, str]) -> None:
@@ -62,7 +64,7 @@ def test_deleted_record_is_caught(committed: tuple[Path, str]) -> None:
     lines = _lines(ws, rid)
     del lines[3]
     _write(ws, rid, lines)
-    assert "deleted or reordered" in (_problem(ws, rid) or "")
+    assert _problem(ws, rid) == "trace.reordered"
 
 
 def test_reordered_records_are_caught(committed: tuple[Path, str]) -> None:
@@ -70,13 +72,13 @@ def test_reordered_records_are_caught(committed: tuple[Path, str]) -> None:
     lines = _lines(ws, rid)
     lines[3], lines[4] = lines[4], lines[3]
     _write(ws, rid, lines)
-    assert "deleted or reordered" in (_problem(ws, rid) or "")
+    assert _problem(ws, rid) == "trace.reordered"
 
 
 def test_truncated_trace_is_caught(committed: tuple[Path, str]) -> None:
     ws, rid = committed
     _write(ws, rid, _lines(ws, rid)[:-2])
-    assert "truncated" in (_problem(ws, rid) or "")
+    assert _problem(ws, rid) == "trace.truncated"
 
 
 def test_recomputed_chain_is_caught_by_the_anchor(committed: tuple[Path, str]) -> None:
@@ -89,7 +91,7 @@ def test_recomputed_chain_is_caught_by_the_anchor(committed: tuple[Path, str]) -
         ev["hash"] = event_hash(ev)
         prev = ev["hash"]
     _write(ws, rid, [json.dumps(e) + "\n" for e in events])
-    assert "recomputed" in (_problem(ws, rid) or "")
+    assert _problem(ws, rid) == "trace.recomputed"
 
 
 def test_planted_trace_without_ledger_row_is_caught(committed: tuple[Path, str]) -> None:
@@ -98,4 +100,4 @@ def test_planted_trace_without_ledger_row_is_caught(committed: tuple[Path, str])
     from harness.workspace import Workspace
 
     bad = [r for r in verify_traces(Workspace(ws)) if not r.ok]
-    assert [r.run_id for r in bad] == ["ghost.r1"]
+    assert [(r.run_id, r.code) for r in bad] == [("ghost.r1", "trace.unknown_run")]
