@@ -27,6 +27,7 @@ from harness.pack import Pack
 from harness.pools import ClassInfo, IndividualInfo, Pools
 from ontology.axioms import fragment
 from ontology.diagnose import inconsistent_individuals
+from ontology.dl import check_simple_properties
 from ontology.independence import rows_independent
 from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
@@ -34,7 +35,7 @@ from ontology.reason import THING, Classification, HermitRunner
 from ontology.rules import RuleBuilder
 from ontology.warm import default_reasoner
 
-__all__ = ["build_index", "load_index", "load_pools"]
+__all__ = ["build_index", "check_ontology", "load_index", "load_pools"]
 
 _RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _SKOS = "http://www.w3.org/2004/02/skos/core#"
@@ -78,15 +79,30 @@ def _for_pack(index: OntologyIndex, pack: Pack) -> OntologyIndex:
     """The index with the pack's matching rule, canonical form and aliases on its pools (the
     cache holds the ontology's facts only). An alias naming no individual is a PackError."""
     o = pack.config.ontology
-    unknown = sorted(a for a, ind in o.aliases.items() if ind not in index.pools.individuals)
+    unknown = sorted(f"{a!r} = {ind!r}" for a, ind in o.aliases.items()
+                     if ind not in index.pools.individuals)
     if unknown:
         raise PackError(
-            f"[ontology] aliases {unknown} name no individual of the ontology",
+            f"[ontology] aliases {', '.join(unknown)} name no individual of the ontology",
             file=pack.root / "pack.toml",
             hint="an alias maps a spelling to an individual's IRI fragment",
         )
     pools = index.pools.with_pack(o.matching, o.canonical, o.aliases)
     return index if pools is index.pools else index.model_copy(update={"pools": pools})
+
+
+def check_ontology(pack: Pack, cache_dir: Path) -> None:
+    """Raise the `PackError`s of the pack's ontology that need no reasoner (it does not
+    parse, a binding names no property of the right kind, it is not OWL 2 DL: a non-simple
+    property in a cardinality restriction ...), writing nothing. A cached index passed
+    these checks when it was built, so a cache hit returns at once. Call it before the
+    workspace is created: `load_pools` would raise the same errors, but later."""
+    _, key = _cache_key(pack)
+    if (cache_dir / f"ontology-{key[:32]}.json").is_file():
+        return
+    loaded = load_ontology(pack.ontology_path)
+    _check_bindings(pack, loaded)
+    check_simple_properties(loaded.ntriples(), pack.ontology_path)
 
 
 def load_pools(pack: Pack, cache_dir: Path) -> Pools:
@@ -100,6 +116,7 @@ def build_index(
     loaded = load_ontology(pack.ontology_path)
     row_classes, props = _check_bindings(pack, loaded)
     base_nt = loaded.ntriples()
+    check_simple_properties(base_nt, pack.ontology_path)  # HermiT would fail with a trace
     classes = sorted(
         {str(c.iri) for c in loaded.world.classes() if not str(c.iri).startswith(PROBE_NS)}
     )
