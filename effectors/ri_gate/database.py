@@ -32,12 +32,12 @@ _ARROW = "_cohort_arrow"
 class Database:
     """One in-memory DuckDB laid out for a schema; `load`, query, `clear`, repeat."""
 
-    def __init__(self, layout: Layout, pools: Pools | None, optimize: bool = True) -> None:
+    def __init__(self, layout: Layout, pools: Pools | None) -> None:
         self.layout = layout
         self.lock = threading.Lock()
         # the connection lives in a holder the finalizer empties (at close, garbage
         # collection or interpreter exit), so no DuckDB object outlives the interpreter
-        self._holder = [connect(optimize)]
+        self._holder = [connect()]
         self._prepared: dict[str, str] = {}  # SQL -> the name it is PREPAREd under
         self._close = weakref.finalize(self, _shutdown, self._holder)
         try:

@@ -56,15 +56,10 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def connect(optimize: bool = True) -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory DuckDB with file and network access disabled and locked.
-
-    `optimize=False` turns DuckDB's query optimizer off: for a handful of rows, optimizing
-    costs more than it saves (planning dominates a lone artifact's checks)."""
+def connect() -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB with file and network access disabled and locked."""
     config: dict[str, str | bool | int | float | list[str]] = {
         "enable_external_access": False, "lock_configuration": True, "threads": 1}
-    if not optimize:
-        config["enable_optimizer"] = False
     try:
         return duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:  # the engine itself failed: fail closed, not a bad artifact

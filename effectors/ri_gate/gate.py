@@ -40,9 +40,6 @@ from harness.pools import Pools
 __all__ = ["RiGate"]
 
 _CAP = 200  # characters of a cell value quoted in a critique
-SMALL_COHORT = 4
-"""Cohorts up to this size use a second warm database with DuckDB's optimizer off: on a
-few rows planning dominates, and the optimizer is most of the planning."""
 
 
 def _check_bindings(pack: Pack, schema: Schema) -> None:
@@ -66,7 +63,7 @@ class RiGate:
     bounds: Bounds = field(default_factory=Bounds)
     pools: Pools | None = field(default=None, repr=False, compare=False)
     name: str = "ri_gate"
-    _db: dict[bool, Database] = field(default_factory=dict, repr=False, compare=False)
+    _db: list[Database] = field(default_factory=list, repr=False, compare=False)  # 0 or 1
 
     @classmethod
     def from_pack(cls, pack: Pack, pools: Pools | None = None) -> RiGate:
@@ -91,7 +88,7 @@ class RiGate:
             db.close()
             raise
         gate = replace(gate, assertions=assertions)
-        gate._db[False] = db
+        gate._db.append(db)
         return gate
 
     @cached_property
@@ -105,10 +102,10 @@ class RiGate:
     def close(self) -> None:
         """Close the warm database (also done when the gate is garbage-collected)."""
         while self._db:
-            self._db.popitem()[1].close()
+            self._db.pop().close()
 
-    def _new_db(self, optimize: bool = True) -> Database:
-        db = Database(self.layout, self.pools, optimize)
+    def _new_db(self) -> Database:
+        db = Database(self.layout, self.pools)
         try:
             db.add_assertions(self.assertions)
         except BaseException:
@@ -116,10 +113,10 @@ class RiGate:
             raise
         return db
 
-    def _warm(self, small: bool = False) -> Database:
-        if small not in self._db:
-            self._db[small] = self._new_db(optimize=not small)
-        return self._db[small]
+    def _warm(self) -> Database:
+        if not self._db:
+            self._db.append(self._new_db())
+        return self._db[0]
 
     # -- judging ---------------------------------------------------------------------------
 
@@ -127,14 +124,13 @@ class RiGate:
         """One verdict per candidate, in order; the cohort shares the warm database."""
         if not candidates:
             return []
-        small = len(candidates) <= SMALL_COHORT
-        db = self._warm(small)
+        db = self._warm()
         with db.lock:
             try:
                 hits, rows = self._hits(db, candidates)
             except BaseException:  # whatever state it is in, that database is not reused
-                if self._db.get(small) is db:
-                    del self._db[small]
+                if self._db and self._db[0] is db:
+                    self._db.clear()
                 db.close()
                 raise
         return self._verdicts(candidates, hits, rows)
