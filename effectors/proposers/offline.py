@@ -160,7 +160,7 @@ class _Repair:
         kind = self.o.pack.tables[ref.table].columns[ref.column].kind
         if kind == "object":
             self.synth(ref, why, expected)
-        elif kind == "data":
+        elif kind in ("data", "text"):  # free text: a value admitted elsewhere in the column
             self.fill_data(ref, why)
         elif (ref.table, ref.column) in self.o.fks or why == "ri.fk_orphan":
             self.point_fk(ref, why, expected)

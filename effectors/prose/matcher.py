@@ -1,7 +1,9 @@
 """Entity mentions: one word trie over every pool individual's labels, built once per pools.
 
-Labels, synonyms and IRI fragments (`_` read as a space) are normalised like
-`harness.pools.normalize_label` (case-, accent- and punctuation-insensitive) and matched on
+Labels, synonyms and IRI fragments (`_` read as a space) are normalised by the shared rule,
+`harness.normalize` in its "loose" form (`harness.pools.normalize_label`: NFKC, casefold,
+trademark signs, accents and punctuation; the ASCII fast path below is the same rule for
+ASCII text), because running text is read word by word, and matched on
 whole words, longest match first, never overlapping; each mention maps back to the character
 span of the original text. A plural last word ("CT scanners") is read as the singular label.
 ASCII text is searched by that trie compiled into one regex, or, with the `ahocorasick-rs`
