@@ -105,5 +105,5 @@ def test_canonical_form_iri(tmp_path: Path) -> None:
     toml.write_text(toml.read_text().replace('canonical = "label"', 'canonical = "iri"'))
     pack = load_pack(dest)
     ctx = GateContext(pack=pack, pools=load_pools(pack, tmp_path / "c"), cache_dir=tmp_path / "c")
-    (v,) = build_gate("value_gate", ctx).judge([artifact({"phase": "Phase III"})])  # type: ignore[attr-defined]
+    (v,) = build_gate("value_gate", ctx).judge([artifact({"phase": "Phase III"})])
     assert {c.cell: c.value for c in v.canonical} == {"trials[0].phase": "phase_3"}
