@@ -150,3 +150,57 @@ def test_spelling_variants_change_no_verdict_and_no_committed_byte(
         assert committed(c) == committed(canon[0]), note
         assert summary(r) == summary(ris[0]), note
         assert all(a.value(CellRef.parse(x.cell)) == x.raw for x in v.canonical)
+
+
+# -- the facility pack: the demo corpus's artifacts, all three gates ---------------------------
+
+DEMO = ROOT / "packs" / "facility" / "corpus" / "demo.jsonl"
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[Artifact]:
+    return [Artifact.model_validate_json(line) for line in DEMO.read_text().splitlines() if line]
+
+
+@st.composite
+def facility_variant(draw: st.DrawFn, base: Artifact, pools: Pools,
+                     objects: dict[str, list[str]]) -> Artifact:
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for table, rows in base.tables.items():
+        out = []
+        for original in rows:
+            row = dict(original)
+            for column in objects.get(table, ()):
+                ind = pools.resolve(row.get(column))
+                if ind is not None:
+                    row[column] = spell(draw, ind, pools)
+            out.append(row)
+        tables[table] = out
+    return base.model_copy(update={"tables": tables})
+
+
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(data=st.data())
+def test_facility_spelling_variants_change_no_verdict_of_any_gate(
+    facility_gates: dict[str, Any], demo: list[Artifact], data: st.DataObject
+) -> None:
+    value_gate, ri_gate, prose_gate = (facility_gates[n] for n in
+                                       ("value_gate", "ri_gate", "prose_gate"))
+    pools: Pools = value_gate.pools
+    objects = {t: [c for c, b in binding.columns.items() if b.kind == "object"]
+               for t, binding in value_gate.pack.tables.items()}
+    base = demo[data.draw(st.integers(0, len(demo) - 1))]
+    cohort = [base, *(data.draw(facility_variant(base, pools, objects)) for _ in range(3))]
+    values: list[Verdict] = value_gate.judge(cohort)
+    canon = [apply_canonical(a, v.canonical) for a, v in zip(cohort, values, strict=True)]
+    ris: list[Verdict] = ri_gate.judge(canon)
+    proses: list[Verdict] = prose_gate.judge(canon)
+    for a, v, c, r, p in zip(cohort[1:], values[1:], canon[1:], ris[1:], proses[1:],
+                             strict=True):
+        note = json.dumps(a.tables, ensure_ascii=False)[:2000]
+        assert summary(v) == summary(values[0]), note
+        assert committed(c) == committed(canon[0]), note
+        assert summary(r) == summary(ris[0]), note
+        assert summary(p) == summary(proses[0]), note
