@@ -223,8 +223,31 @@ def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any],
                     file=toml,
                     hint="declare the property in the ontology or fix the binding",
                 )
+            if col.kind == "text":
+                _check_text_range(prop, f"{table}.{column}", toml)
             props[f"{table}.{column}"] = prop
     return row_classes, props
+
+
+_TEXT_RANGES = {"http://www.w3.org/2001/XMLSchema#string",
+                "http://www.w3.org/2000/01/rdf-schema#Literal",
+                "http://www.w3.org/1999/02/22-rdf-syntax-ns#PlainLiteral"}
+
+
+def _check_text_range(prop: Any, where: str, toml: Path) -> None:
+    """A `kind = "text"` column is free text: its property's range, if declared, must be
+    xsd:string (or rdfs:Literal / rdf:PlainLiteral)."""
+    world = prop.namespace.world
+    rng = world._abbreviate("http://www.w3.org/2000/01/rdf-schema#range", False)
+    declared = ([str(world._unabbreviate(o)) for o in world._get_obj_triples_sp_o(prop.storid, rng)]
+                if rng is not None else [])
+    bad = sorted({d for d in declared if d not in _TEXT_RANGES})
+    if bad:
+        raise PackError(
+            f"column {where} is of kind \"text\" but <{prop.iri}> has range {', '.join(bad)}",
+            file=toml,
+            hint="bind free text to an xsd:string data property, or use kind = \"data\"",
+        )
 
 
 def _disjointness(

@@ -107,3 +107,11 @@ def test_canonical_form_iri(tmp_path: Path) -> None:
     ctx = GateContext(pack=pack, pools=load_pools(pack, tmp_path / "c"), cache_dir=tmp_path / "c")
     (v,) = build_gate("value_gate", ctx).judge([artifact({"phase": "Phase III"})])
     assert {c.cell: c.value for c in v.canonical} == {"trials[0].phase": "phase_3"}
+
+
+def test_pool_table_holds_canonical_forms_and_aliases(gates: dict[str, object]) -> None:
+    con = gates["ri_gate"]._warm().con  # type: ignore[attr-defined]
+    rows = con.execute("SELECT name, canonical FROM _pool WHERE individual = 'atorvastatin' "
+                       "AND class = 'Statin' ORDER BY name").fetchall()
+    assert rows == [("Lipitor", "atorvastatin"), ("atorva", "atorvastatin"),
+                    ("atorvastatin", "atorvastatin")]

@@ -132,3 +132,13 @@ def test_an_alias_naming_no_individual_is_a_pack_error(tmp_path: Path) -> None:
                                              '"atorva" = "simvastatin"')))
     with pytest.raises(PackError, match="simvastatin"):
         load_pools(pack, tmp_path / "cache")
+
+
+def test_a_text_column_needs_a_string_property(tmp_path: Path) -> None:
+    pack = load_pack(variant(tmp_path, toml=(
+        'title = { kind = "text", property = "hasTitle", max_length = 200 }',
+        'title = { kind = "text", property = "hasEnrolment" }')))
+    with pytest.raises(PackError, match='kind "text"') as e:
+        check_ontology(pack, tmp_path / "cache")
+    assert "XMLSchema#integer" in str(e.value)
+    check_ontology(load_pack(TRIALS), tmp_path / "cache")  # hasTitle: xsd:string
