@@ -45,8 +45,9 @@ def show_run(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
 
 
 def show_attempt(ws: Workspace, run_id: str, attempt: int) -> dict[str, Any]:
-    """What attempt `attempt` of a run proposed (its candidate, from `scratch/`, checked
-    against the content hash its trace records) and what the gates and the critique said."""
+    """What attempt `attempt` of a run proposed (its candidate, kept content-addressed in
+    `scratch/` or, for attempt 1, `.membrane/inputs/`, checked against the hash its trace
+    records) and what the gates and the critique said of it (from the trace)."""
     events = show_run(ws, run_id)
     proposal = next(
         (e for e in events if e["kind"] == "proposal" and e["attempt"] == attempt), None
@@ -57,25 +58,26 @@ def show_attempt(ws: Workspace, run_id: str, attempt: int) -> dict[str, Any]:
             f"run {run_id!r} has no attempt {attempt}",
             hint=f"its attempts: {', '.join(map(str, tried)) or 'none'}",
         )
-    scratch = Scratch(ws.scratch)
-    data = scratch.read(run_id, attempt, "proposal.json")
+    digest = proposal["content_hash"]
+    scratch = Scratch(ws.scratch, ws.inputs)
+    data = scratch.get(run_id, digest)
     if data is None:
         raise ConfigError(
             f"attempt {attempt} of {run_id!r} is no longer in scratch/",
-            file=scratch.attempt_dir(run_id, attempt),
+            file=scratch.path(run_id, digest),
             hint="scratch is staging and may have been pruned; the trace keeps what changed",
         )
-    if hashlib.sha256(data).hexdigest() != proposal["content_hash"]:
+    if hashlib.sha256(data).hexdigest() != digest:
         raise TraceError(
-            f"{scratch.attempt_dir(run_id, attempt)}/proposal.json differs from what the "
-            f"trace recorded for attempt {attempt} (content hash mismatch)"
+            f"{scratch.path(run_id, digest)} differs from what the trace recorded for "
+            f"attempt {attempt} (content hash mismatch)"
         )
-    out: dict[str, Any] = {"proposal": orjson.loads(data)}
-    out["verdicts"] = [e for e in events if e["kind"] == "verdict" and e["attempt"] == attempt]
-    critique = scratch.read(run_id, attempt, "critique.json")
-    if critique is not None:
-        out["critique"] = orjson.loads(critique)
-    return out
+    mine = [e for e in events if e.get("attempt") == attempt]
+    return {
+        "proposal": orjson.loads(data),
+        "verdicts": [e for e in mine if e["kind"] == "verdict"],
+        "critique": next((e for e in mine if e["kind"] == "critique"), None),
+    }
 
 
 def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult]:

@@ -77,7 +77,7 @@ class Engines:
     has_prose: bool
     require_approval: bool
     overlay: Overlay = field(default_factory=Overlay)
-    scratch: Scratch | None = None  # where each attempt's proposal, verdicts, critique go
+    scratch: Scratch | None = None  # where each proposer attempt's candidate is kept
     lessons: tuple[str, ...] = ()
     max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
     max_tokens_per_batch: int | None = None
@@ -244,8 +244,9 @@ def _crash(run: Run, effector: str | None, message: str) -> None:
 def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, eng: Engines) -> None:
     new = proposal.artifact
     data = artifact_bytes(new)
-    if eng.scratch is not None:
-        eng.scratch.write(run.run_id, run.attempt, "proposal.json", data)
+    digest = content_hash(data)
+    if eng.scratch is not None and previous is not None:  # attempt 1 is the stored input
+        eng.scratch.put(run.run_id, digest, data)
     old_cells = {str(r): previous.value(r) for r in previous.cells()} if previous else {}
     changes = [
         CellChange(cell=str(r), value=new.value(r))
@@ -258,7 +259,7 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, en
         ProposalEvent,
         attempt=run.attempt,
         proposer=proposal.proposer,
-        content_hash=content_hash(data),
+        content_hash=digest,
         changes=tuple(changes),
         removed=removed,
         prose_changed=previous is None or previous.prose != new.prose,
@@ -362,16 +363,14 @@ def _reject(run: Run, critiques: Sequence[Critique]) -> None:
     """A proposal the harness refuses never reaches a gate; it is a failed attempt."""
     run.verdicts = [Verdict(gate="harness", artifact_id=run.input.id, critiques=tuple(critiques))]
     run.outcome = StepOutcome.REJECTED
-    _trace_verdicts(run, run.verdicts, 1, None)
+    _trace_verdicts(run, run.verdicts, 1)
 
 
-def _trace_verdicts(
-    run: Run, verdicts: Sequence[Verdict], batch_size: int, eng: Engines | None
-) -> None:
+def _trace_verdicts(run: Run, verdicts: Sequence[Verdict], batch_size: int) -> None:
     for v in verdicts:
         run.codes.update(c.code for c in v.critiques if c.severity != "info")
         run.last_gate = v.gate
-        event = run.trace.append(
+        run.trace.append(
             VerdictEvent,
             attempt=run.attempt,
             gate=v.gate,
@@ -383,10 +382,6 @@ def _trace_verdicts(
             batch_size=batch_size,
             canonical=v.canonical,
         )
-        if eng is not None and eng.scratch is not None:
-            eng.scratch.write(
-                run.run_id, run.attempt, f"{v.gate}.verdict.json", event.model_dump_json().encode()
-            )
 
 
 def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
@@ -400,7 +395,7 @@ def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
         return
     for run, verdict in zip(group, verdicts, strict=True):
         run.verdicts.append(verdict)
-        _trace_verdicts(run, [verdict], len(group), eng)
+        _trace_verdicts(run, [verdict], len(group))
         if verdict.canonical and run.candidate is not None:
             # one canonical value per cell: what the value gate resolved is what every later
             # gate judges, what the spine locks and what COMMIT writes (raw is in the trace)
@@ -433,10 +428,6 @@ def _critique(run: Run, eng: Engines) -> None:
         codes=tuple(c.code for c in report.critiques),
         locked=len(report.spine.locked),
     )
-    if eng.scratch is not None:
-        eng.scratch.write(
-            run.run_id, run.attempt, "critique.json", report.model_dump_json().encode()
-        )
     run.outcome = StepOutcome.CRITIQUED
 
 

@@ -50,7 +50,7 @@ def make_engines(
         max_attempts=max_attempts,
         has_prose=has_prose,
         require_approval=require_approval,
-        scratch=Scratch(ws.scratch),
+        scratch=Scratch(ws.scratch, ws.inputs),
     )
     return ws, eng
 

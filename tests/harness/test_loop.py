@@ -13,6 +13,7 @@ from harness.driver import BatchRun
 from harness.errors import InfrastructureError
 from harness.models import Artifact, CanonicalCell, Critique, Location, RunState, Verdict
 from harness.models import Effector as E
+from harness.store import artifact_bytes
 from harness.trace import verify_chain
 from tests.harness.helpers import make_engines, run_cohort
 
@@ -146,26 +147,30 @@ def test_table_only_pack_never_calls_prose_gate(tmp_path: Path) -> None:
     assert g[E.PROSE_GATE].calls == []  # type: ignore[attr-defined]
 
 
-def test_each_attempt_is_kept_in_scratch_and_an_exhausted_candidate_is_not_lost(
-    tmp_path: Path,
-) -> None:
+def test_each_attempt_is_kept_and_an_exhausted_candidate_is_not_lost(tmp_path: Path) -> None:
     proposer = ScriptedProposer("fake", [art("ASHRAE 62.1", prose="Second try.")])
     ws, eng = make_engines(tmp_path, gates(), proposer, max_attempts=2)
     (run,) = run_cohort(ws, eng, [art("ASHRAE 62.1")])
     assert run.state == RunState.EXHAUSTED
-    assert eng.scratch is not None
-    assert eng.scratch.attempts(run.run_id) == [1, 2]
-    events = _normalised_trace(ws.trace_path(run.run_id))
-    proposals = [e for e in events if e["kind"] == "proposal"]
-    for ev in proposals:  # the scratch copy is the exact bytes the trace names
-        data = eng.scratch.read(run.run_id, int(str(ev["attempt"])), "proposal.json")
-        assert data is not None and hashlib.sha256(data).hexdigest() == ev["content_hash"]
-    last = eng.scratch.read(run.run_id, 2, "proposal.json")
-    assert last is not None and json.loads(last)["prose"] == "Second try."
-    verdict = eng.scratch.read(run.run_id, 1, "value_gate.verdict.json")
-    assert verdict is not None and json.loads(verdict)["critiques"][0]["code"] == "value.disjoint"
-    critique = eng.scratch.read(run.run_id, 1, "critique.json")
-    assert critique is not None and json.loads(critique)["gate"] == "value_gate"
+    proposals = [e for e in _normalised_trace(ws.trace_path(run.run_id)) if e["kind"] == "proposal"]
+    assert [e["attempt"] for e in proposals] == [1, 2]
+    from harness.inspect import show_attempt
+
+    for ev in proposals:  # each attempt's candidate: the exact bytes the trace names
+        shown = show_attempt(ws, run.run_id, int(str(ev["attempt"])))
+        assert (
+            hashlib.sha256(artifact_bytes(Artifact.model_validate(shown["proposal"]))).hexdigest()
+            == ev["content_hash"]
+        )
+    last = show_attempt(ws, run.run_id, 2)
+    assert last["proposal"]["prose"] == "Second try."
+    first = show_attempt(ws, run.run_id, 1)
+    assert first["verdicts"][0]["critiques"][0]["code"] == "value.disjoint"
+    assert first["critique"]["codes"] == ["value.disjoint"]
+    # attempt 1 is the stored input: scratch holds only the proposer's candidate
+    assert [p.name for p in (ws.scratch / run.run_id).iterdir()] == [
+        f"{proposals[1]['content_hash']}.json"
+    ]
 
 
 def test_the_driver_steps_cohorts_and_reports_progress(tmp_path: Path) -> None:

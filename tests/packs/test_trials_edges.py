@@ -64,6 +64,7 @@ def test_a_non_dl_pack_exits_2_without_a_stack_trace(
     err = capsys.readouterr().err
     assert code == 2, err
     assert "trials.owl" in err and "Traceback" not in err and "java." not in err
+    assert not (tmp_path / "ws").exists()  # nothing written: the workspace was never made
 
 
 @pytest.mark.parametrize(("extra", "culprit"), [
