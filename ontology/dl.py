@@ -14,39 +14,38 @@ rule and the usual rewrite.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 
 from harness.errors import PackError
+from ontology.ntriples import OWL, RDF, RDFS, TripleGraph
 
 __all__ = ["check_simple_properties", "non_simple_uses"]
 
-_OWL = "http://www.w3.org/2002/07/owl#"
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-_TRIPLE = re.compile(r"^(\S+) <([^>]+)> (.+?) \.\s*$")
 _CARDINALITIES = {
-    "cardinality": "=", "minCardinality": "≥", "maxCardinality": "≤",
-    "qualifiedCardinality": "=", "minQualifiedCardinality": "≥", "maxQualifiedCardinality": "≤",
+    "cardinality": "=",
+    "minCardinality": "≥",
+    "maxCardinality": "≤",
+    "qualifiedCardinality": "=",
+    "minQualifiedCardinality": "≥",
+    "maxQualifiedCardinality": "≤",
 }
-_CHARACTERISTICS = ("FunctionalProperty", "InverseFunctionalProperty", "IrreflexiveProperty",
-                    "AsymmetricProperty")
-RULE = ("OWL 2 DL (Structural Specification §11.2): a non-simple property (transitive, with a "
-        "property chain, or with such a sub-property) may not occur in a cardinality "
-        "restriction, hasSelf, or a functional/inverse-functional/irreflexive/asymmetric/"
-        "disjoint property axiom")
-ADVICE = ("the usual rewrite: keep the chain (or transitivity) on a super-property of its own "
-          "(e.g. hasXIndirect ⊒ hasX, with the chain on hasXIndirect) and put the cardinality "
-          "on the simple property hasX; or drop one of the two axioms")
-
-
-def _triples(nt: str) -> Iterable[tuple[str, str, str]]:
-    for line in nt.splitlines():
-        m = _TRIPLE.match(line)
-        if m:
-            s, p, o = m.groups()
-            yield s.strip("<>"), p, o.strip("<>") if o.startswith("<") else o
+_CHARACTERISTICS = (
+    "FunctionalProperty",
+    "InverseFunctionalProperty",
+    "IrreflexiveProperty",
+    "AsymmetricProperty",
+)
+RULE = (
+    "OWL 2 DL (Structural Specification §11.2): a non-simple property (transitive, with a "
+    "property chain, or with such a sub-property) may not occur in a cardinality "
+    "restriction, hasSelf, or a functional/inverse-functional/irreflexive/asymmetric/"
+    "disjoint property axiom"
+)
+ADVICE = (
+    "the usual rewrite: keep the chain (or transitivity) on a super-property of its own "
+    "(e.g. hasXIndirect ⊒ hasX, with the chain on hasXIndirect) and put the cardinality "
+    "on the simple property hasX; or drop one of the two axioms"
+)
 
 
 def _short(iri: str) -> str:
@@ -58,27 +57,17 @@ def _literal(text: str) -> str:
     return m.group(1) if m else text
 
 
-class _Graph:
-    def __init__(self, nt: str) -> None:
-        self.out: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        self.inc: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for s, p, o in _triples(nt):
-            self.out[s].append((p, o))
-            self.inc[o].append((p, s))
-
-    def objects(self, s: str, p: str) -> list[str]:
-        return [o for q, o in self.out.get(s, ()) if q == p]
-
+class _Graph(TripleGraph):
     def items(self, node: str) -> list[str]:
         seq: list[str] = []
-        while node and node != _RDF + "nil" and len(seq) < 100:
-            seq += self.objects(node, _RDF + "first")
-            rest = self.objects(node, _RDF + "rest")
+        while node and node != RDF + "nil" and len(seq) < 100:
+            seq += self.objects(node, RDF + "first")
+            rest = self.objects(node, RDF + "rest")
             node = rest[0] if rest else ""
         return seq
 
     def named(self, prop: str) -> str:
-        inverse = self.objects(prop, _OWL + "inverseOf") if prop.startswith("_:") else []
+        inverse = self.objects(prop, OWL + "inverseOf") if prop.startswith("_:") else []
         return inverse[0] if inverse else prop
 
 
@@ -87,17 +76,17 @@ def _non_simple(g: _Graph) -> dict[str, str]:
     why: dict[str, str] = {}
     for s, pairs in g.out.items():
         for p, o in pairs:
-            if p == _RDF + "type" and o == _OWL + "TransitiveProperty":
+            if p == RDF + "type" and o == OWL + "TransitiveProperty":
                 why.setdefault(s, f"{_short(s)} is transitive")
-            elif p == _OWL + "propertyChainAxiom":
+            elif p == OWL + "propertyChainAxiom":
                 chain = " ∘ ".join(_short(x) for x in g.items(o))
                 why.setdefault(s, f"{chain} ⊑ {_short(s)} (property chain)")
     links: list[tuple[str, str]] = []  # (source, target): target is non-simple if source is
     for s, pairs in g.out.items():
         for p, o in pairs:
-            if p == _RDFS + "subPropertyOf":
+            if p == RDFS + "subPropertyOf":
                 links.append((s, o))
-            elif p in (_OWL + "equivalentProperty", _OWL + "inverseOf"):
+            elif p in (OWL + "equivalentProperty", OWL + "inverseOf"):
                 links += [(s, o), (o, s)]
     changed = True
     while changed:
@@ -112,16 +101,21 @@ def _non_simple(g: _Graph) -> dict[str, str]:
 def _restriction_uses(g: _Graph, why: dict[str, str]) -> set[str]:
     found: set[str] = set()
     for s, pairs in g.out.items():
-        for prop in (g.named(o) for p, o in pairs if p == _OWL + "onProperty"):
+        for prop in (g.named(o) for p, o in pairs if p == OWL + "onProperty"):
             if prop not in why:
                 continue
-            owners = [f"{_short(c)} ⊑ " for q, c in g.inc.get(s, ())
-                      if q in (_RDFS + "subClassOf", _OWL + "equivalentClass")] or [""]
+            owners = [
+                f"{_short(c)} ⊑ "
+                for q, c in g.inc.get(s, ())
+                if q in (RDFS + "subClassOf", OWL + "equivalentClass")
+            ] or [""]
             for p, o in pairs:
                 local = p.rsplit("#", 1)[-1]
                 if local in _CARDINALITIES:
-                    what = (f"{_CARDINALITIES[local]} {_literal(o)} {_short(prop)} "
-                            "(cardinality restriction)")
+                    what = (
+                        f"{_CARDINALITIES[local]} {_literal(o)} {_short(prop)} "
+                        "(cardinality restriction)"
+                    )
                 elif local == "hasSelf":
                     what = f"{_short(prop)} some Self (hasSelf)"
                 else:
@@ -138,9 +132,9 @@ def non_simple_uses(nt: str) -> list[str]:
     found = _restriction_uses(g, why)
     for prop, reason in why.items():
         for kind in _CHARACTERISTICS:
-            if (_RDF + "type", _OWL + kind) in g.out.get(prop, ()):
+            if (RDF + "type", OWL + kind) in g.out.get(prop, ()):
                 found.add(f"{kind}({_short(prop)}); {reason}")
-        for other in g.objects(prop, _OWL + "propertyDisjointWith"):
+        for other in g.objects(prop, OWL + "propertyDisjointWith"):
             found.add(f"DisjointObjectProperties({_short(prop)} {_short(other)}); {reason}")
     return sorted(found)
 

@@ -19,38 +19,16 @@ reasons over whole cohorts (slower, same answers).
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable
+
+from ontology.ntriples import OWL, RDF, RDFS, TripleGraph
 
 __all__ = ["rows_independent"]
 
-_OWL = "http://www.w3.org/2002/07/owl#"
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-_TRIPLE = re.compile(r"^(\S+) <([^>]+)> (.+?) \.\s*$")
-_TOP_LEVEL = (_OWL + "intersectionOf", _OWL + "unionOf", _RDF + "first", _RDF + "rest")
+_TOP_LEVEL = (OWL + "intersectionOf", OWL + "unionOf", RDF + "first", RDF + "rest")
 
 
-def _triples(nt: str) -> Iterable[tuple[str, str, str]]:
-    for line in nt.splitlines():
-        m = _TRIPLE.match(line)
-        if m:
-            s, p, o = m.groups()
-            yield s.strip("<>"), p, o.strip("<>") if o.startswith("<") else o
-
-
-class _Graph:
-    def __init__(self, nt: str) -> None:
-        self.out: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        self.inc: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for s, p, o in _triples(nt):
-            self.out[s].append((p, o))
-            self.inc[o].append((p, s))
-
-    def objects(self, s: str, p: str) -> list[str]:
-        return [o for q, o in self.out.get(s, ()) if q == p]
-
+class _Graph(TripleGraph):
     def has_nominal(self, node: str, seen: set[str] | None = None) -> bool:
         """Does a oneOf occur in `node` through intersectionOf/unionOf/list structure?"""
         seen = seen if seen is not None else set()
@@ -58,7 +36,7 @@ class _Graph:
             return False
         seen.add(node)
         for p, o in self.out.get(node, ()):
-            if p == _OWL + "oneOf":
+            if p == OWL + "oneOf":
                 return True
             if p in _TOP_LEVEL and self.has_nominal(o, seen):
                 return True
@@ -72,15 +50,18 @@ def _closure(g: _Graph, props: Iterable[str]) -> set[str]:
         if p in seen:
             continue
         seen.add(p)
-        todo += g.objects(p, _RDFS + "subPropertyOf")
-        todo += g.objects(p, _OWL + "equivalentProperty")
-        todo += [s for q, s in g.inc.get(p, ()) if q == _OWL + "equivalentProperty"]
+        todo += g.objects(p, RDFS + "subPropertyOf")
+        todo += g.objects(p, OWL + "equivalentProperty")
+        todo += [s for q, s in g.inc.get(p, ()) if q == OWL + "equivalentProperty"]
     return seen
 
 
 def rows_independent(
-    nt: str, bound_props: Iterable[str], row_classes: Iterable[str],
-    disjoint: dict[str, set[str]], name: Callable[[str], str],
+    nt: str,
+    bound_props: Iterable[str],
+    row_classes: Iterable[str],
+    disjoint: dict[str, set[str]],
+    name: Callable[[str], str],
 ) -> tuple[bool, str]:
     """(independent?, why not). `row_classes` and `disjoint` (class -> classes entailed
     disjoint with it) use the names `name(iri)` gives."""
@@ -91,9 +72,9 @@ def rows_independent(
     rows = list(row_classes)
     for s, edges in g.out.items():
         for p, o in edges:
-            if p == _OWL + "hasKey":
+            if p == OWL + "hasKey":
                 return False, "the ontology has an owl:hasKey axiom"
-            if p not in (_RDFS + "subClassOf", _OWL + "equivalentClass") or not g.has_nominal(o):
+            if p not in (RDFS + "subClassOf", OWL + "equivalentClass") or not g.has_nominal(o):
                 continue
             if s.startswith("_:"):
                 return False, "a general class axiom uses a nominal (owl:oneOf)"
@@ -104,15 +85,15 @@ def rows_independent(
 
 def _property_problem(g: _Graph, closure: set[str]) -> str:
     for q in sorted(closure):
-        if g.objects(q, _OWL + "inverseOf") or any(
-            p == _OWL + "inverseOf" for p, _ in g.inc.get(q, ())
+        if g.objects(q, OWL + "inverseOf") or any(
+            p == OWL + "inverseOf" for p, _ in g.inc.get(q, ())
         ):
             return f"<{q}> has an inverse"
-        kinds = set(g.objects(q, _RDF + "type"))
+        kinds = set(g.objects(q, RDF + "type"))
         for kind in ("InverseFunctionalProperty", "SymmetricProperty"):
-            if _OWL + kind in kinds:
+            if OWL + kind in kinds:
                 return f"<{q}> is an owl:{kind}"
-        for dom in g.objects(q, _RDFS + "domain"):
+        for dom in g.objects(q, RDFS + "domain"):
             if g.has_nominal(dom):
                 return f"the domain of <{q}> is a nominal"
     return ""
