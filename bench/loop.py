@@ -15,9 +15,9 @@ from harness.agenda import Agenda
 from harness.api import run_batch
 from harness.driver import BatchRun
 from harness.ledger import Ledger
-from harness.loop import Engines
 from harness.models import Artifact
 from harness.models import Effector as E
+from harness.run import Engines
 from harness.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,10 @@
   `workspace`, `ledger`, `store` (content-addressed objects, the view, recovery),
   `scratch`, `trace/`, `fsm` (the only importer of transitions), `agenda` (with `rules/`,
   the only importers of durable), `ports` (the protocols the loop runs effectors through),
-  `diagram`; it imports no effector, no ontology code and nothing of the application;
-* the **application** on top: `loop` (one cohort cycle, through ports only), `driver`
+  `diagram`, `canonical`, `normalize`; it imports no effector, no ontology code and nothing
+  of the application;
+* the **application** on top: `run` (a run, its engines and the facts the agenda sees),
+  `loop` (one cohort cycle, through ports only), `driver`
   (`BatchRun`), `api` (one function per command; builds engines from the registry),
   `report`, `inspect`, `cli` and `commands`.
 

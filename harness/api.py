@@ -19,12 +19,12 @@ from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError
 from harness.ledger import Ledger
-from harness.loop import Engines
 from harness.models import Artifact
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
 from harness.report import Report, build_report
+from harness.run import Engines
 from harness.scratch import Scratch
 from harness.store import recover
 from harness.workspace import Config, Workspace, atomic_write

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.errors import CorpusError
-from harness.loop import Engines, Run, fresh_facts, start_cohort, step_cohort
+from harness.loop import start_cohort, step_cohort
 from harness.models import Artifact, RunState, Trigger
+from harness.run import Engines, Run, fresh_facts
 from harness.store import artifact_bytes, content_hash, rebuild_view
 from harness.trace import TraceWriter
 from harness.workspace import Workspace, atomic_write

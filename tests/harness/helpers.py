@@ -14,9 +14,9 @@ from effectors.critique import Critic
 from harness.agenda import Agenda
 from harness.driver import BatchRun
 from harness.ledger import Ledger
-from harness.loop import Engines, Run
 from harness.models import Artifact
 from harness.models import Effector as E
+from harness.run import Engines, Run
 from harness.scratch import Scratch
 from harness.workspace import Workspace
 

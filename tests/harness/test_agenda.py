@@ -240,8 +240,8 @@ def test_a_user_rule_can_replace_one_without_touching_the_loop() -> None:
 
 def test_every_fact_a_rule_may_name_is_asserted_by_the_loop(tmp_path: Path) -> None:
     from effectors.testing import InstantGate, ScriptedProposer
-    from harness.loop import fresh_facts
     from harness.models import Artifact
+    from harness.run import fresh_facts
     from tests.harness.helpers import make_engines, run_cohort
 
     gates = {

@@ -1,0 +1,141 @@
+"""A run and the engines it runs on: the state the loop keeps per run, the policy of the
+batch, and the facts the agenda decides on (DESIGN.md §2). `harness.loop` steps them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from harness.agenda import Agenda
+from harness.fsm import RunMachine
+from harness.ledger import Ledger
+from harness.models import Artifact, CritiqueReport, RunState, StepOutcome, Verdict
+from harness.models import Effector as E
+from harness.ports import Committer, Critic, Gate, Proposer
+from harness.scratch import Scratch
+from harness.trace import TraceWriter
+from harness.trace.events import RunStarted
+
+__all__ = ["Engines", "Overlay", "Run", "fresh_facts"]
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Policy learned from outcomes; it only tightens (DESIGN.md §8): a smaller attempt
+    budget, approval required. Asserted as facts, so the rules decide what it means."""
+
+    max_attempts: int | None = None
+    require_approval: bool = False
+
+
+@dataclass
+class Engines:
+    """Everything a cohort step needs: the agenda, the effectors behind their ports, the
+    ledger and the policy. Built once per batch by `harness.api` from the registry."""
+
+    agenda: Agenda
+    gates: Mapping[E, Gate]
+    proposer: Proposer
+    critic: Critic
+    committer: Committer
+    ledger: Ledger
+    clock: Callable[[], str]
+    max_attempts: int
+    has_prose: bool
+    require_approval: bool
+    overlay: Overlay = field(default_factory=Overlay)
+    scratch: Scratch | None = None  # where each proposer attempt's candidate is kept
+    lessons: tuple[str, ...] = ()
+    max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
+    max_tokens_per_batch: int | None = None
+    batch_tokens: int = 0  # spent so far by every run of this batch
+    endpoint_down: str | None = None  # what the unavailable endpoint said (a fact)
+
+    @property
+    def attempt_budget(self) -> int:
+        cap = self.overlay.max_attempts
+        return self.max_attempts if cap is None else min(self.max_attempts, cap)
+
+    def batch_facts(self) -> dict[str, str | int]:
+        """The facts every run of the batch shares."""
+        spent = self.max_tokens_per_batch is not None and (
+            self.batch_tokens >= self.max_tokens_per_batch
+        )
+        return {
+            "has_prose": int(self.has_prose),
+            "require_approval": int(self.require_approval or self.overlay.require_approval),
+            "batch_budget_spent": int(spent),
+            "endpoint_down": int(self.endpoint_down is not None),
+        }
+
+
+def fresh_facts(eng: Engines) -> dict[str, str | int]:
+    """The facts of a run that has not started: the driver asks the agenda with them
+    whether to start more runs at all."""
+    return {
+        "state": RunState.PROPOSE.value,
+        "outcome": StepOutcome.NONE.value,
+        "attempt": 0,
+        "retries_left": eng.attempt_budget,
+        "last_gate": "none",
+        "top_code": "none",
+        "top_code_count": 0,
+        "run_budget_spent": 0,
+        **eng.batch_facts(),
+    }
+
+
+@dataclass
+class Run:
+    run_id: str
+    input: Artifact
+    input_hash: str
+    trace: TraceWriter
+    machine: RunMachine = field(default_factory=RunMachine)
+    candidate: Artifact | None = None
+    attempt: int = 0
+    cycles: int = 0
+    outcome: StepOutcome = StepOutcome.NONE
+    verdicts: list[Verdict] = field(default_factory=list)  # this attempt's verdicts
+    report: CritiqueReport | None = None
+    codes: Counter[str] = field(default_factory=Counter)  # critiques raised, all attempts
+    repeats: Counter[str] = field(default_factory=Counter)  # attempts raising each code
+    last_gate: str = "none"
+    content_hash: str | None = None
+    error: str | None = None
+    tokens: int = 0
+
+    @property
+    def state(self) -> RunState:
+        return self.machine.state
+
+    def facts(self, eng: Engines) -> dict[str, str | int]:
+        top_code, top_count = self.repeats.most_common(1)[0] if self.repeats else ("none", 0)
+        spent = eng.max_tokens_per_run is not None and self.tokens >= eng.max_tokens_per_run
+        return {
+            "state": self.state.value,
+            "outcome": self.outcome.value,
+            "attempt": self.attempt,
+            "retries_left": max(0, eng.attempt_budget - self.attempt),
+            "last_gate": self.last_gate,
+            "top_code": top_code,
+            "top_code_count": top_count,
+            "run_budget_spent": int(spent),
+            **eng.batch_facts(),
+        }
+
+    def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
+        """Write the first trace record; the caller registers the run in the ledger
+        (`start_runs`, one transaction per cohort)."""
+        self.trace.append(
+            RunStarted,
+            artifact_id=self.input.id,
+            batch_id=batch_id,
+            pack=pack,
+            pack_version=pack_version,
+            proposer=eng.proposer.name,
+            agenda=eng.agenda.name,
+            input_hash=self.input_hash,
+            max_attempts=eng.attempt_budget,
+        )
