@@ -5,11 +5,9 @@ The pack declares what a claim looks like (`[prose] quantities` and `relations`)
 * a quantity: a number with a unit ("48.5 kW", "1,200 kW", "0.5 MW") or after a prefix word
   ("floor -3"), stated about a row of the quantity's table; the claim is converted into the
   cell's unit and matches when it is within the relative tolerance (`tolerance`, else
-  `value_tolerance`) of the cell's value. A claim in any other unit than the cell's is
-  never matched by rounding the cell to the claim's precision: "1 g" is 1000 mg, which a
-  500 mg or 600 mg cell does not hold, though 600 mg "is 1 g" to the gram. A claim in the
-  cell's own unit (factor 1) may also be the cell rounded to the decimals stated ("48 kW"
-  for 48.3 kW): the shipped prose writes figures that way;
+  `value_tolerance`) of the cell's value. The cell is never rounded to the claim's
+  precision: "1 g" is 1000 mg, which a 500 mg or 600 mg cell does not hold, though 600 mg
+  "is 1 g" to the gram; "48 kW" passes for 48.3 kW only because it is within a 1% tolerance;
 * a relation: a phrase ("complies with", "is installed in") followed within a few words by a
   mention, stated about a row; the mention must be the row's value of the relation's column
   (an object column: the same individual; an id column: the same key, or an entity of the
@@ -65,7 +63,6 @@ class Claim(NamedTuple):
     end: int
     text: str
     value: float | None = None  # a quantity, in the column's unit
-    slack: float = 0.0  # half a unit of the last digit stated ("65.5 kW": 0.05); 0 if converted
     obj: _Anchor | None = None  # a relation's object: an entity or a row key
 
 
@@ -76,10 +73,8 @@ class Mismatch:
     rows: tuple[tuple[int, str, Cell], ...]  # (row index, row key, the cell's value)
 
 
-def _parse(num: str) -> tuple[float, int]:
-    text = num.replace(",", "").replace("−", "-")
-    decimals = len(text.partition(".")[2])
-    return float(text), decimals
+def _parse(num: str) -> float:
+    return float(num.replace(",", "").replace("−", "-"))
 
 
 def _number(value: Cell) -> float | None:
@@ -192,7 +187,7 @@ class ClaimChecker:
         self._key_finders: dict[frozenset[str], _KeyFinder] = {}
         self._members: dict[tuple[str, str], bool] = {}
         self._class_members: dict[str, frozenset[str]] = {}
-        self._parsed: dict[tuple[str, float], tuple[float, float]] = {}
+        self._parsed: dict[tuple[str, float], float] = {}
 
     @property
     def enabled(self) -> bool:
@@ -265,7 +260,7 @@ class ClaimChecker:
                 claim = self._read(prose, hs, he, anchors, starts, entries[payload])
                 if claim is None:
                     continue
-                source, cs, ce, value, slack, obj = claim
+                source, cs, ce, value, obj = claim
             elif plan[0] == "r":
                 # a relation: its phrase, then (a few plain words on) a mention, its object
                 i = bisect_left(starts, he)
@@ -279,7 +274,7 @@ class ClaimChecker:
                         continue
                 source = plan[2]
                 obj = anchors[i]
-                cs, ce, value, slack = hs, obj[1], 0.0, 0.0
+                cs, ce, value = hs, obj[1], 0.0
             else:
                 # a quantity: a number and its unit, or a prefix word and a number
                 factors = plan[1]
@@ -309,7 +304,7 @@ class ClaimChecker:
                 if got is None:
                     got = self._parse(num, factor)
                 source, obj = plan[2], None
-                value, slack = got
+                value = got
             table, column, judge, tc = source
             si = bisect_right(sent_starts, cs) - 1
             lo, hi = sent_spans[si if si > 0 else 0]
@@ -342,13 +337,12 @@ class ClaimChecker:
             jkind, jq, rng = judge
             verdict: bool | None
             if rows & (rows - 1):
-                verdict = self._verdict(judge, table, column, rows, value, slack, obj, index)
+                verdict = self._verdict(judge, table, column, rows, value, obj, index)
             elif jq is not None:
                 v = (numbers.get(tc) or index.numbers(table, column))[rows.bit_length() - 1]
                 if v is None:
                     continue
-                diff = abs(value - v)
-                verdict = diff <= jq.tolerance * abs(v) + 1e-9 or diff <= slack + 1e-9
+                verdict = abs(value - v) <= jq.tolerance * abs(v) + 1e-9
             elif jkind == "object" and obj is not None and not obj[3] and (
                     rng is None or obj[2] in (members.get(rng) or self._members_of(rng))):
                 held = (resolved.get(tc) or index.resolved_column(table, column))[
@@ -361,20 +355,20 @@ class ClaimChecker:
                         rows.bit_length() - 1]) is not None and str(cell) == obj[2]:
                 verdict = True  # the key the row holds (see `judge_reference`)
             else:
-                verdict = self._verdict(judge, table, column, rows, value, slack, obj, index)
+                verdict = self._verdict(judge, table, column, rows, value, obj, index)
             if verdict is None:
                 continue
             judged += 1
             if not verdict:
-                out.append(self._mismatch(artifact, prose, source, (cs, ce, value, slack, obj),
+                out.append(self._mismatch(artifact, prose, source, (cs, ce, value, obj),
                                           (lo, hi), rows))
         return judged, out
 
     def _read(self, prose: str, hs: int, he: int, anchors: Sequence[Anchor],
               starts: Sequence[int], entries: Sequence[tuple[str, int, _Source]]
-              ) -> tuple[_Source, int, int, float, float, Anchor | None] | None:
+              ) -> tuple[_Source, int, int, float, Anchor | None] | None:
         """The claim a cue hit with several readings starts (the first reading that makes
-        one), as (source, start, end, value, slack, object)."""
+        one), as (source, start, end, value, object)."""
         for kind, k, src in entries:
             if kind == "r":
                 i = bisect_left(starts, he)
@@ -382,7 +376,7 @@ class ClaimChecker:
                     gap = prose[he:starts[i]]
                     if len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS \
                             and not _BREAK.search(gap):
-                        return src, hs, anchors[i][1], 0.0, 0.0, anchors[i]
+                        return src, hs, anchors[i][1], 0.0, anchors[i]
                 return None
             q = self.quantities[k]
             if kind == "u":
@@ -401,24 +395,18 @@ class ClaimChecker:
             j = bisect_left(starts, ce)
             if any(anchors[x][1] > cs for x in range(max(0, j - 2), j)):
                 return None
-            value, slack = self._parse(m.group(1), factor)
-            return src, cs, ce, value, slack, None
+            return src, cs, ce, self._parse(m.group(1), factor), None
         return None
 
-    def _parse(self, num: str, factor: float) -> tuple[float, float]:
-        """(value, slack) of a number stated with a unit of this factor (memoised). The slack
-        (half a unit of the last digit stated) is only granted in the cell's own unit: a
-        claim converted from another unit is judged by the tolerance alone, so "1 MW" is no
-        600 kW cell (issue 28)."""
-        value, decimals = _parse(num)
-        slack = 0.5 * 10**-decimals if factor == 1.0 else 0.0
-        out = self._parsed[(num, factor)] = (value * factor, slack)
+    def _parse(self, num: str, factor: float) -> float:
+        """A number stated with a unit of this factor, in the cell's unit (memoised)."""
+        out = self._parsed[(num, factor)] = _parse(num) * factor
         if len(self._parsed) > 100_000:
             self._parsed.clear()
         return out
 
     def _verdict(self, judge: tuple[str, _Quantity | None, str | None], table: str, column: str,
-                 rows: int, value: float, slack: float, obj: Anchor | None,
+                 rows: int, value: float, obj: Anchor | None,
                  index: ArtifactIndex) -> bool | None:
         """True: some subject row holds the claimed value; False: none does; None: no subject
         row holds a value to judge by."""
@@ -427,7 +415,7 @@ class ClaimChecker:
         if q is not None:
             nums = index.numbers(table, column)
             values = [v for r in picked if (v := nums[r]) is not None]
-            return any(_close_to(value, slack, q.tolerance, v) for v in values) if values \
+            return any(_close_to(value, q.tolerance, v) for v in values) if values \
                 else None
         assert obj is not None
         if kind == "object":
@@ -458,26 +446,24 @@ class ClaimChecker:
             return out
 
     def _mismatch(self, artifact: Artifact, prose: str, source: tuple[str, str, object, object],
-                  claim: tuple[int, int, float, float, Anchor | None],
+                  claim: tuple[int, int, float, Anchor | None],
                   sentence: tuple[int, int], rows: int) -> Mismatch:
         table, column, _, _ = source
-        start, end, value, slack, obj = claim
+        start, end, value, obj = claim
         if obj is not None:
             c = Claim("relation", table, column, start, end, prose[start:end], obj=_Anchor(*obj))
         else:
-            c = Claim("quantity", table, column, start, end, prose[start:end], value, slack)
+            c = Claim("quantity", table, column, start, end, prose[start:end], value)
         table_rows = artifact.tables[table]
         return Mismatch(c, sentence, tuple(
             (r, self.pack.row_key(table, dict(table_rows[r])), table_rows[r].get(column))
             for r in _bits(rows)))
 
 
-def _close_to(value: float, slack: float, tolerance: float, held: float) -> bool:
+def _close_to(value: float, tolerance: float, held: float) -> bool:
     """A stated quantity (converted into the cell's unit) matches a cell within the relative
-    tolerance of the cell's value, or within `slack` (non-zero only for a claim in the cell's
-    own unit: see `ClaimChecker._parse`)."""
-    diff = abs(value - held)
-    return diff <= tolerance * abs(held) + 1e-9 or diff <= slack + 1e-9
+    tolerance of the cell's value; the cell is never rounded to the claim's precision."""
+    return abs(value - held) <= tolerance * abs(held) + 1e-9
 
 
 def _narrow(anchors: Sequence[Anchor], side: range, lo: int, hi: int,

@@ -83,8 +83,11 @@ def equipment_sentence(rng: random.Random, row: Row, hide: frozenset[str] = froz
         return text + (f" under {std}." if std else ".")
     if style == 2:
         head = f"The {etype} {eid}" if etype else f"Equipment {eid}"
-        if rng.random() < 0.5:  # rounded to whole kilowatts, as people write it
-            kw = f"{round(float(row['rated_power_kw']))} kW"
+        power = float(row["rated_power_kw"])
+        # rounded to whole kilowatts, as people write it, where that stays within the pack's
+        # 1% tolerance (48.3 -> 48; 0.6 stays 0.6: "1 kW" would be a wrong claim)
+        if rng.random() < 0.5 and abs(round(power) - power) <= 0.01 * power:
+            kw = f"{round(power)} kW"
         text = head + (f" from {maker}" if maker else "") + f" has a rating of {kw}"
         return text + (f" and is certified to {std}." if std else ".")
     text = f"Installed in room {row['room_id']}, {eid} is {what}"

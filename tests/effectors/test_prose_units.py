@@ -30,3 +30,19 @@ def test_a_converted_claim_within_the_tolerance_passes(
     found = _mismatches(gate, GOOD_PROSE + f" EQ-001 is rated at {claim}.",
                         equipment_0_rated_power_kw=held)
     assert found == []
+
+
+@pytest.mark.parametrize(("claim", "held"), [("1 kW", 0.6), ("0 kW", 0.5), ("48 kW", 48.6)])
+def test_a_claim_in_the_cells_own_unit_is_not_rounded_either(
+    gate: ProseGate, claim: str, held: float
+) -> None:
+    found = _mismatches(gate, GOOD_PROSE + f" EQ-001 is rated at {claim}.",
+                        equipment_0_rated_power_kw=held)
+    assert [o for o, _ in found] == [claim]
+
+
+@pytest.mark.parametrize(("claim", "held"), [("48 kW", 48.3), ("80 kW", 80.4), ("0.6 kW", 0.6)])
+def test_rounding_within_the_tolerance_passes(gate: ProseGate, claim: str, held: float) -> None:
+    found = _mismatches(gate, GOOD_PROSE + f" EQ-001 is rated at {claim}.",
+                        equipment_0_rated_power_kw=held)
+    assert found == []
