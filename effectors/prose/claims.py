@@ -169,11 +169,6 @@ class ClaimChecker:
              for kind, k in entries
              for src in ([self.relations[k]] if kind == "r" else [self.quantities[k]])]
             for entries in self.cue_table]
-        # cue payload -> ("r", None, source) | ("u", units, source) | ("p", None, source)
-        # when the phrase has one reading (the usual case), else None
-        self.cue_plans: list[tuple[str, dict[str, float] | None, _Source] | None] = [
-            (e[0][0], self.quantities[e[0][1]].factors if e[0][0] == "u" else None, e[0][2])
-            if len(e) == 1 else None for e in self.cue_entries]
         # per table: object columns, the other key columns, the id-kind key columns
         self.specs: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
             table: (tuple(c for c, b in binding.columns.items() if b.kind == "object"),
@@ -181,12 +176,11 @@ class ClaimChecker:
                           if b.kind != "object" and c in binding.key),
                     tuple(k for k in binding.key if binding.columns[k].kind == "id"))
             for table, binding in pack.tables.items()}
-        # the resolver's memo, read directly in the hot loop (empty: always resolve)
+        # the resolver's memo, read directly when the index resolves a column (empty: always resolve)
         memo = getattr(self.resolve, "memo", None)
         self.memo: dict[str, str | None] = memo if isinstance(memo, dict) else {}
         self._key_finders: dict[frozenset[str], _KeyFinder] = {}
         self._members: dict[tuple[str, str], bool] = {}
-        self._class_members: dict[str, frozenset[str]] = {}
         self._parsed: dict[tuple[str, float], float] = {}
 
     @property
@@ -221,17 +215,16 @@ class ClaimChecker:
 
     # -- judging -----------------------------------------------------------------------
 
-    def check(  # noqa: C901, PLR0912, PLR0915 - the gate's hot loop, written out flat
+    def check(
             self, artifact: Artifact, prose: str, mentions: Sequence[Anchor],
             hits: Sequence[Hit], sentences: Sentences, index: ArtifactIndex | None = None
     ) -> tuple[int, list[Mismatch]]:
         """(claims judged, mismatches) for one artifact. `mentions` and `hits` are what
         `EntityMatcher.anchors` finds in the prose with `cues`.
 
-        Each cue hit is read as a claim and judged at once (a `Claim` is built only for a
-        mismatch); row sets are bit masks. The loop runs once per cue hit (~70 per artifact
-        in the benchmark), so it is written out flat, without the calls it can do without:
-        `_read`, `_narrow` and `_verdict` are the general cases of its inline fast paths."""
+        Each cue hit is read as a claim (`_read`), its subject rows found in its sentence
+        (`_narrow`: the mentions before the claim, nearest first, then those after it) and
+        judged (`_verdict`); a `Claim` is built only for a mismatch. Row sets are bit masks."""
         if not hits or not prose:
             return 0, []
         if index is None:
@@ -242,120 +235,25 @@ class ClaimChecker:
             anchors += keys
             anchors.sort()
         starts = [a[0] for a in anchors]
-        n = len(anchors)
         sent_starts = sentences.starts
         sent_spans = sentences.spans or [(0, len(prose))]
-        entries = self.cue_entries
-        plans = self.cue_plans
-        parsed = self._parsed
-        members = self._class_members
-        lookups = index.lookup
-        numbers, resolved, cells = index.number_columns, index.resolved_columns, index.cell_columns
         judged = 0
         out: list[Mismatch] = []
-        obj: Anchor | None
         for payload, hs, he in hits:
-            plan = plans[payload]
-            if plan is None:  # a phrase with several readings: the general case
-                claim = self._read(prose, hs, he, anchors, starts, entries[payload])
-                if claim is None:
-                    continue
-                source, cs, ce, value, obj = claim
-            elif plan[0] == "r":
-                # a relation: its phrase, then (a few plain words on) a mention, its object
-                i = bisect_left(starts, he)
-                if i == n:
-                    continue
-                st = starts[i]
-                if st - he != 1 or prose[he] != " ":
-                    gap = prose[he:st]
-                    if not (len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS
-                            and not _BREAK.search(gap)):
-                        continue
-                source = plan[2]
-                obj = anchors[i]
-                cs, ce, value = hs, obj[1], 0.0
-            else:
-                # a quantity: a number and its unit, or a prefix word and a number
-                factors = plan[1]
-                if factors is not None:
-                    factor = factors.get(prose[hs:he])
-                    if factor is None:  # units are case-sensitive: "MW" is not "mW"
-                        continue
-                    # the number right before the unit: look in a short window first (a
-                    # match there is the match in the long window unless a "," precedes it)
-                    m = _NUM_BEFORE.search(prose, hs - 10 if hs > 10 else 0, hs)
-                    if m is None or prose[(cs := m.start()) - 1:cs] == ",":
-                        m = _NUM_BEFORE.search(prose, max(0, hs - 40), hs)
-                        if m is None:
-                            continue
-                        cs = m.start()
-                    ce = he
-                else:
-                    m = _NUM_AFTER.match(prose, he)
-                    if m is None:
-                        continue
-                    cs, ce, factor = hs, m.end(), 1.0
-                j = bisect_left(starts, ce)  # a number inside a mention is no claim
-                if (j > 0 and anchors[j - 1][1] > cs) or (j > 1 and anchors[j - 2][1] > cs):
-                    continue
-                num = m.group(1)
-                got = parsed.get((num, factor))
-                if got is None:
-                    got = self._parse(num, factor)
-                source, obj = plan[2], None
-                value = got
-            table, column, judge, tc = source
+            claim = self._read(prose, hs, he, anchors, starts, self.cue_entries[payload])
+            if claim is None:
+                continue
+            source, cs, ce, value, obj = claim
+            table, column, judge, _ = source
             si = bisect_right(sent_starts, cs) - 1
             lo, hi = sent_spans[si if si > 0 else 0]
-            # the subject: the rows of the claim's table its sentence names: the mentions
-            # before the claim, nearest first, narrow them down (a mention that would leave
-            # none is passed over) until one row is left; if none names a row, those after it
-            ents, keyed = lookups.get(table) or (_NO_ROWS, _NO_ROWS)
+            ents, keyed = index.lookup.get(table) or (_NO_ROWS, _NO_ROWS)
             mid = bisect_left(starts, cs)
-            rows = 0
-            i = mid - 1
-            while i >= 0:
-                a = anchors[i]
-                if not lo <= a[0] < hi:
-                    break
-                found = (keyed if a[3] else ents).get(a[2], 0)
-                if found:
-                    if not rows:
-                        rows = found
-                    elif rows & found:
-                        rows &= found
-                    if not rows & (rows - 1):
-                        break
-                i -= 1
+            rows = _narrow(anchors, range(mid - 1, -1, -1), lo, hi, ents, keyed) or _narrow(
+                anchors, range(bisect_left(starts, ce, mid), len(anchors)), lo, hi, ents, keyed)
             if not rows:
-                rows = _narrow(anchors, range(bisect_left(starts, ce, mid), n), lo, hi, ents,
-                               keyed)
-                if not rows:
-                    continue
-            # the verdict (see `_verdict`; the one-row cases written out)
-            jkind, jq, rng = judge
-            verdict: bool | None
-            if rows & (rows - 1):
-                verdict = self._verdict(judge, table, column, rows, value, obj, index)
-            elif jq is not None:
-                v = (numbers.get(tc) or index.numbers(table, column))[rows.bit_length() - 1]
-                if v is None:
-                    continue
-                verdict = abs(value - v) <= jq.tolerance * abs(v) + 1e-9
-            elif jkind == "object" and obj is not None and not obj[3] and (
-                    rng is None or obj[2] in (members.get(rng) or self._members_of(rng))):
-                held = (resolved.get(tc) or index.resolved_column(table, column))[
-                    rows.bit_length() - 1]
-                if held is None:
-                    continue
-                verdict = obj[2] == held
-            elif jkind == "id" and obj is not None and obj[3] and (
-                    cell := (cells.get(tc) or index.cells(table, column))[
-                        rows.bit_length() - 1]) is not None and str(cell) == obj[2]:
-                verdict = True  # the key the row holds (see `judge_reference`)
-            else:
-                verdict = self._verdict(judge, table, column, rows, value, obj, index)
+                continue
+            verdict = self._verdict(judge, table, column, rows, value, obj, index)
             if verdict is None:
                 continue
             judged += 1
@@ -428,14 +326,6 @@ class ClaimChecker:
             return obj[2] in held if held else None
         cells = index.cells(table, column)
         return index.judge_reference(obj, [str(c) for r in picked if (c := cells[r]) is not None])
-
-    def _members_of(self, cls: str) -> frozenset[str]:
-        """The individuals `Pools.is_member` of `cls` says are (memoised)."""
-        out = self._class_members.get(cls)
-        if out is None:
-            out = self._class_members[cls] = frozenset(
-                name for name, info in self.pools.individuals.items() if cls in info.types)
-        return out
 
     def _is_member(self, individual: str, cls: str) -> bool:
         key = (individual, cls)
