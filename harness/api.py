@@ -3,6 +3,7 @@ to an optional callback and results come back as data."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from effectors.commit import Committer
 from effectors.critique import Critic
@@ -18,6 +20,7 @@ from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError
+from harness.learning.store import learning_cycle, load_state, rebuild_state
 from harness.ledger import Ledger
 from harness.models import Artifact
 from harness.models import Effector as E
@@ -35,6 +38,7 @@ __all__ = [
     "RunSummary",
     "Session",
     "init_workspace",
+    "learn_status",
     "open_session",
     "pack_ruleset",
     "run_batch",
@@ -194,10 +198,15 @@ def open_session(
     }
     ledger = Ledger(ws.ledger_path)
     ledger.remember_pack(str(pack.root.resolve()))
+    proposer_name = proposer or config.proposer
+    llm = config.llm.with_env(os.environ)
     engines = Engines(
         agenda=Agenda.named(pack.config.policy.rules),
         gates=gates,
-        proposer=build_proposer(proposer or config.proposer, ctx),
+        proposer=build_proposer(proposer_name, ctx),
+        proposer_id=proposer_name
+        if proposer_name == "offline" or not llm.model
+        else f"{proposer_name}:{llm.model}",
         critic=Critic(),
         committer=Committer(ws, ledger),
         scratch=Scratch(ws.scratch, ws.inputs),
@@ -252,6 +261,7 @@ def run_batch(
                 if progress:
                     progress(cycle.done, cycle.total)
             result = batch.result
+            result.learning = learning_cycle(session.ws, session.ledger)
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
@@ -287,7 +297,9 @@ def run_refine(
         )
         with session:
             recover(session.ws, session.ledger)
-            return session.batch([artifact], cohort_size=1).run()
+            result = session.batch([artifact], cohort_size=1).run()
+            result.learning = learning_cycle(session.ws, session.ledger)
+            return result
 
 
 def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
@@ -310,6 +322,56 @@ def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
     """The agenda ruleset a pack chooses (`[policy] rules`)."""
     ws = Workspace(root)
     return _pack_for(ws, ws.config(), pack_arg).config.policy.rules
+
+
+def learn_status(root: Path, *, rebuild: bool = False) -> dict[str, Any]:
+    """`membrane learn status|rebuild`: the learned state (brought up to date with the
+    outcome log, or recomputed from it), per proposer; overlays are reported, not applied."""
+    ws = Workspace(root)
+    if not ws.ledger_path.exists():
+        raise ConfigError(
+            "nothing has run in this workspace yet",
+            file=ws.root,
+            hint="run `membrane batch` first, or pass --workspace",
+        )
+    with ws.lock():
+        ledger = Ledger(ws.ledger_path)
+        try:
+            if rebuild:
+                state, same = rebuild_state(ws, ledger)
+            else:
+                learning_cycle(ws, ledger)
+                state, same = load_state(ws)[0], None
+        finally:
+            ledger.close()
+    return {
+        "records": state.records,
+        "rebuilt_equals_incremental": same,
+        "proposers": {
+            name: {
+                "runs": st.runs,
+                "settled": st.settled,
+                "success_rate": round(st.successes / st.settled, 4) if st.settled else None,
+                "avg_retries": round(st.retries / st.runs, 4) if st.runs else None,
+                "quality": round(st.quality / st.runs, 4) if st.runs else None,
+                "reliability": st.reliability,
+                "overlay": dataclasses.asdict(state.overlays[name])
+                if name in state.overlays
+                else None,
+            }
+            for name, st in sorted(state.by_proposer.items())
+        },
+        "patterns": [
+            {
+                "key": p.key,
+                "occurrences": p.occurrences,
+                "confidence": p.confidence,
+                "last_seen": p.last_seen,
+                "fix_hint": p.fix_hint,
+            }
+            for p in sorted(state.patterns.values(), key=lambda p: (-p.occurrences, p.key))
+        ],
+    }
 
 
 def run_recover(root: Path) -> dict[str, int]:

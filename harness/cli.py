@@ -34,6 +34,7 @@ examples:
   membrane trace why fac-0001 equipment EQ-001 standard
   membrane trace show fac-0001.r1 --attempt 1
   membrane rules show --mermaid
+  membrane learn status
   membrane report
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
@@ -180,6 +181,27 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("table")
     w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")
     w.add_argument("column")
+    lrn = sub.add_parser(
+        "learn",
+        help="what finished runs taught: reliability, patterns, overlays",
+        description="what finished runs taught: reliability, patterns, overlays",
+    )
+    lsub = lrn.add_subparsers(dest="learn_command", required=True, metavar="SUBCOMMAND")
+    _command(
+        lsub,
+        common,
+        "status",
+        "reliability per proposer, its overlay and the failure patterns (from the outcome log)",
+        "membrane learn status --json",
+    )
+    _command(
+        lsub,
+        common,
+        "rebuild",
+        "recompute the learned state from the whole outcome log and say whether it equals the "
+        "incremental one",
+        "membrane learn rebuild",
+    )
     r = sub.add_parser(
         "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
     )

@@ -45,6 +45,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return handler(args, root)
     if args.command == "rules":
         return _rules_show(args, root)
+    if args.command == "learn":
+        return _learn(args, root)
     return {
         "init": _init,
         "refine": _refine,
@@ -285,6 +287,65 @@ def _trace_list(args: argparse.Namespace, root: Path) -> int:
         table.add_row(r.run_id, r.artifact_id, r.status, str(r.trace_len or 0), r.started_at)
     out.print(table)
     return EXIT_OK
+
+
+def _learn(args: argparse.Namespace, root: Path) -> int:
+    data = api.learn_status(root, rebuild=args.learn_command == "rebuild")
+    if args.json:
+        emit_json(data)
+        return EXIT_OK
+    if data["rebuilt_equals_incremental"] is not None:
+        same = data["rebuilt_equals_incremental"]
+        out.print(
+            f"rebuilt from {data['records']} outcome record(s): "
+            + (
+                "the same state as the incremental one"
+                if same
+                else "DIFFERENT from the incremental state (the rebuilt one is kept)"
+            )
+        )
+    table = Table(title=f"learned from {data['records']} outcome record(s)")
+    for col in (
+        "proposer",
+        "runs",
+        "success",
+        "avg retries",
+        "quality",
+        "reliability",
+        "overlay (reported, not yet applied)",
+    ):
+        table.add_column(col)
+    for name, p in data["proposers"].items():
+        ov = p["overlay"] or {}
+        rel = p["reliability"]
+        table.add_row(
+            name,
+            str(p["runs"]),
+            _pct(p["success_rate"]),
+            _num(p["avg_retries"]),
+            _num(p["quality"]),
+            _num(rel),
+            f"risk x{ov.get('risk_multiplier', 1.0)}, retries {ov.get('max_retries', 2)}"
+            + (", approval" if ov.get("require_approval") else "")
+            + (f" ({ov['reason']})" if ov.get("reason") else ""),
+        )
+    out.print(table)
+    strong = [p for p in data["patterns"] if p["occurrences"] >= 3]
+    for p in strong:
+        out.print(
+            f"pattern {p['key']}: {p['occurrences']} times, confidence "
+            f"{p['confidence']:.2f}" + (f"; fix: {p['fix_hint']}" if p["fix_hint"] else ""),
+            markup=False,
+        )
+    return EXIT_OK
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
 
 
 def _rules_show(args: argparse.Namespace, root: Path) -> int:

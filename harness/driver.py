@@ -28,6 +28,7 @@ from harness.trace import TraceWriter
 from harness.workspace import Workspace, atomic_write
 
 if TYPE_CHECKING:
+    from harness.learning.store import CycleReport
     from harness.report import Report  # filled in by the API when asked for
 
 __all__ = ["BatchResult", "BatchRun", "Cycle", "RunSummary"]
@@ -55,6 +56,7 @@ class BatchResult:
     halted_by: str | None = None  # the rule that stopped it
     not_started: int = 0  # artifacts left for a later batch because it stopped
     tokens: int = 0  # model tokens this batch spent
+    learning: CycleReport | None = None  # the learning cycle run after the batch
 
     def count(self, state: RunState) -> int:
         return sum(1 for r in self.runs if r.state == state.value)

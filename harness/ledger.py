@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS held (
     held_at      TEXT NOT NULL,
     status       TEXT NOT NULL DEFAULT 'pending'   -- pending | approved | rejected
 );
+CREATE TABLE IF NOT EXISTS outcomes (
+    seq     INTEGER PRIMARY KEY AUTOINCREMENT,   -- the outcome log's order
+    run_id  TEXT NOT NULL UNIQUE REFERENCES runs (run_id),
+    record  TEXT NOT NULL                        -- harness.learning.OutcomeRecord JSON
+);
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -129,17 +134,34 @@ class Ledger:
     def finish_run(
         self, run_id: str, status: str, trace_len: int, trace_head: str, outcome_json: str | None
     ) -> None:
-        self.finish_runs([(run_id, status, trace_len, trace_head, outcome_json)])
+        self.finish_runs([(run_id, status, trace_len, trace_head, outcome_json, None)])
 
-    def finish_runs(self, rows: Sequence[tuple[str, str, int, str, str | None]]) -> None:
-        """Anchor many finished runs (run_id, status, trace_len, trace_head, outcome) at once."""
+    def finish_runs(
+        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
+    ) -> None:
+        """Anchor many finished runs (run_id, status, trace_len, trace_head, outcome, outcome
+        record) in one transaction: a run's anchor and its outcome record are one commit, so
+        a kill never leaves one without the other."""
         if not rows:
             return
         with self._txn():
             self._db.executemany(
                 "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
-                [(st, n, head, out, rid) for rid, st, n, head, out in rows],
+                [(st, n, head, out, rid) for rid, st, n, head, out, _rec in rows],
             )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO outcomes (run_id, record) VALUES (?, ?)",
+                [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
+            )
+
+    def outcome_records(self, after: int = 0) -> list[tuple[int, str]]:
+        """(seq, record JSON) of the outcome log after `after`, in log order."""
+        return [
+            (int(seq), str(rec))
+            for seq, rec in self._db.execute(
+                "SELECT seq, record FROM outcomes WHERE seq > ? ORDER BY seq", (after,)
+            )
+        ]
 
     @contextmanager
     def _txn(self) -> Iterator[None]:

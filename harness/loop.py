@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from harness.canonical import CanonicalError, apply_canonical
 from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
+from harness.learning.outcomes import FailedAttempt
 from harness.models import (
     Artifact,
     CallUsage,
@@ -53,7 +54,7 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     effect (tokens spent, an endpoint down); runs waiting on the same gate are judged
     together at the end of the cycle."""
     plan: dict[E, list[Run]] = defaultdict(list)
-    finished: list[tuple[str, str, int, str, str]] = []
+    finished: list[tuple[str, str, int, str, str, str | None]] = []
     for run in runs:
         if run.state.terminal:
             continue
@@ -65,7 +66,8 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
             _run_one(decision.effector, run, eng)
         elif run.state.terminal:
             finished.append(_finish(run, eng))
-    eng.ledger.finish_runs(finished)  # one transaction anchors every run that ended
+    eng.ledger.finish_runs(finished)  # one transaction anchors every run that ended and
+    # appends its outcome record to the log the learning layer reads
     for gate, group in plan.items():
         _judge(eng.gates[gate], group, eng)
 
@@ -126,6 +128,9 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, en
     ]
     new_keys = {str(r) for r in new.cells()}
     removed = tuple(k for k in old_cells if k not in new_keys)
+    if previous is not None:  # the proposer's own work (attempt 1 is the input)
+        run.proposed.update((c.cell, c.value) for c in changes)
+        run.tools.update(proposal.tool_calls)
     run.trace.append(
         ProposalEvent,
         attempt=run.attempt,
@@ -272,6 +277,9 @@ def _judge(gate: Gate, group: list[Run], eng: Engines) -> None:
             # gate judges, what the spine locks and what COMMIT writes (raw is in the trace)
             try:
                 run.candidate = apply_canonical(run.candidate, verdict.canonical)
+                for c in verdict.canonical:  # the proposer wrote another spelling of it
+                    if c.cell in run.proposed and run.proposed[c.cell] == c.raw:
+                        run.proposed[c.cell] = c.value
             except CanonicalError as exc:
                 _crash(run, gate.name, f"canonical table does not fit the candidate: {exc}")
                 continue
@@ -291,7 +299,20 @@ def _critique(run: Run, eng: Engines) -> None:
             update={"attempt": run.attempt, "critiques": run.report.critiques + report.critiques}
         )
     run.report = report
-    run.repeats.update({c.code for c in report.critiques if c.severity == "error"})
+    errors = [c for c in report.critiques if c.severity == "error"]
+    run.repeats.update({c.code for c in errors})
+    if run.attempt >= 2 and errors:  # a failed attempt of the proposer's: patterns learn it
+        hints: dict[str, str] = {}
+        for c in errors:
+            if c.fix_hint:
+                hints.setdefault(c.code, c.fix_hint[:500])
+        run.failed.append(
+            FailedAttempt(
+                attempt=run.attempt,
+                codes=tuple(dict.fromkeys(c.code for c in errors)),
+                fix_hints=hints,
+            )
+        )
     run.trace.append(
         CritiqueEvent,
         attempt=run.attempt,
@@ -360,7 +381,8 @@ def start_cohort(
         r.start(eng, batch_id, pack, pack_version)
 
 
-def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str]:
+def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str, str | None]:
+    record = run.learning_record(eng, eng.clock())
     outcome = Outcome(
         run_id=run.run_id,
         artifact_id=run.input.id,
@@ -376,4 +398,11 @@ def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str]:
     run.trace.close()
     run.machine.release()
     eng.agenda.forget(run.run_id)
-    return (run.run_id, run.state.value, run.trace.seq, run.trace.head, outcome.model_dump_json())
+    return (
+        run.run_id,
+        run.state.value,
+        run.trace.seq,
+        run.trace.head,
+        outcome.model_dump_json(),
+        record.model_dump_json() if record is not None else None,
+    )

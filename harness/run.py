@@ -3,14 +3,18 @@ batch, and the facts the agenda decides on (DESIGN.md §2). `harness.loop` steps
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from harness.agenda import Agenda
 from harness.fsm import RunMachine
+from harness.learning.outcomes import FailedAttempt, OutcomeRecord
 from harness.ledger import Ledger
-from harness.models import Artifact, CritiqueReport, RunState, StepOutcome, Verdict
+from harness.models import Artifact, Cell, CritiqueReport, RunState, StepOutcome, Verdict
 from harness.models import Effector as E
 from harness.ports import Committer, Critic, Gate, Proposer
 from harness.scratch import Scratch
@@ -18,6 +22,8 @@ from harness.trace import TraceWriter
 from harness.trace.events import RunStarted
 
 __all__ = ["Engines", "Overlay", "Run", "fresh_facts"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Engines:
     overlay: Overlay = field(default_factory=Overlay)
     scratch: Scratch | None = None  # where each proposer attempt's candidate is kept
     lessons: tuple[str, ...] = ()
+    proposer_id: str = ""  # `offline`, `openai:<model>`: whose outcomes these are
     max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
     max_tokens_per_batch: int | None = None
     batch_tokens: int = 0  # spent so far by every run of this batch
@@ -105,10 +112,62 @@ class Run:
     content_hash: str | None = None
     error: str | None = None
     tokens: int = 0
+    # what the learning layer is told when the run ends (`learning_record`)
+    started_at: str = ""
+    pack: tuple[str, str] = ("", "")  # name, version
+    proposed: dict[str, Cell] = field(default_factory=dict)  # cell -> the proposer's value
+    failed: list[FailedAttempt] = field(default_factory=list)
+    tools: set[str] = field(default_factory=set)
 
     @property
     def state(self) -> RunState:
         return self.machine.state
+
+    def quality(self) -> float:
+        """The share of the cells the proposer proposed that the final candidate still holds
+        (in canonical form) and the last gates did not reject; 1.0 when it proposed none."""
+        if not self.proposed:
+            return 1.0
+        final = (
+            {str(r): self.candidate.value(r) for r in self.candidate.cells()}
+            if self.candidate is not None
+            else {}
+        )
+        rejected = {str(r) for v in self.verdicts for r in v.rejected}
+        kept = sum(
+            1
+            for cell, value in self.proposed.items()
+            if cell in final and final[cell] == value and cell not in rejected
+        )
+        return kept / len(self.proposed)
+
+    def learning_record(self, eng: Engines, finished_at: str) -> OutcomeRecord | None:
+        """The outcome record of this finished run, or None (logged) when it does not
+        validate: nothing is learned from a record that is not well formed."""
+        result = {RunState.COMMITTED: "success", RunState.HELD: "partial"}.get(
+            self.state, "failure"
+        )
+        top = self.repeats.most_common(1)
+        try:
+            return OutcomeRecord(
+                run_id=self.run_id,
+                artifact_id=self.input.id,
+                pack=self.pack[0] or "unknown",
+                pack_version=self.pack[1],
+                proposer=eng.proposer_id or eng.proposer.name,
+                result=result,
+                attempts=max(1, self.attempt),
+                retries=max(1, self.attempt) - 1,
+                quality=round(self.quality(), 6),
+                dominant_failure=top[0][0] if top else None,
+                failed=tuple(self.failed),
+                tools=tuple(sorted(self.tools)),
+                started_at=self.started_at,
+                finished_at=finished_at,
+            )
+        except ValidationError as exc:
+            _log.warning("run %s: outcome record refused, nothing learned: %s", self.run_id, exc)
+            return None
 
     def facts(self, eng: Engines) -> dict[str, str | int]:
         top_code, top_count = self.repeats.most_common(1)[0] if self.repeats else ("none", 0)
@@ -128,6 +187,7 @@ class Run:
     def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
         """Write the first trace record; the caller registers the run in the ledger
         (`start_runs`, one transaction per cohort)."""
+        self.started_at, self.pack = eng.clock(), (pack, pack_version)
         self.trace.append(
             RunStarted,
             artifact_id=self.input.id,

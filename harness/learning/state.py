@@ -12,10 +12,11 @@ The numbers are the spec (issue 12), each pinned by a test at its boundary:
 * **overlay** per proposer: risk multiplier 1.4 when reliability < 0.7, 0.9 when > 0.9,
   else 1.0; max retries 1 when reliability < 0.7, else 2; approval required when
   reliability < 0.75 or any of its patterns has ≥ 3 occurrences.
-* **tighten-only**: an update may only make an overlay stricter (a higher risk multiplier,
-  fewer retries, approval on); relaxing is a person's act, not a computation. Reliability
-  speaks only from `MIN_RUNS` settled runs on, so one unlucky first run cannot lock a
-  proposer down for good (patterns have their own guard: 3 occurrences).
+* **tighten-only**: a proposer has no overlay until its numbers speak (`MIN_RUNS` settled
+  runs, or a pattern seen 3 times); the first overlay is taken as computed (a reliable
+  proposer may start at risk 0.9), and every later update may only make it stricter (a
+  higher risk multiplier, fewer retries, approval on); relaxing is a person's act, not a
+  computation. `MIN_RUNS` keeps one unlucky first run from locking a proposer down.
 
 `fold(state, record)` applies one record; `rebuild(records)` folds them all from empty, so
 incremental updates and a rebuild give the same state (a property test checks it).
@@ -127,11 +128,14 @@ class LearnedOverlay:
 
 def overlay_for(
     rel: float | None, patterns: Iterable[Pattern], at: str, settled: int = MIN_RUNS
-) -> LearnedOverlay:
-    """The overlay these numbers call for (before tightening against the previous one)."""
+) -> LearnedOverlay | None:
+    """The overlay these numbers call for (before tightening against the previous one);
+    None while they do not speak yet (fewer than `MIN_RUNS` settled runs and no pattern
+    seen 3 times)."""
+    speaks = rel is not None and settled >= MIN_RUNS
     reasons: list[str] = []
     risk, retries, approval = 1.0, 2, False
-    if rel is not None and settled >= MIN_RUNS:
+    if speaks and rel is not None:
         if rel < 0.7:
             risk, retries = 1.4, 1
             reasons.append(f"reliability {rel:.2f} < 0.70")
@@ -142,6 +146,8 @@ def overlay_for(
             if rel >= 0.7:
                 reasons.append(f"reliability {rel:.2f} < 0.75")
     repeated = sorted(p.code for p in patterns if p.occurrences >= PATTERN_OCCURRENCES_FOR_APPROVAL)
+    if not speaks and not repeated:
+        return None
     if repeated:
         approval = True
         reasons.append(f"repeated failure pattern(s): {', '.join(repeated)}")
@@ -178,13 +184,15 @@ def fold(state: LearningState, r: OutcomeRecord) -> LearningState:
     pack_stats = state.by_proposer_pack.get(pack_key, Stats()).add(r)
     mine = [p for p in patterns.values() if p.proposer == r.proposer]
     wanted = overlay_for(stats.reliability, mine, r.finished_at, stats.settled)
-    old = state.overlays.get(r.proposer)
-    overlay = old.tightened(wanted) if old is not None else LearnedOverlay().tightened(wanted)
+    overlays = state.overlays
+    if wanted is not None:
+        old = overlays.get(r.proposer)  # the first overlay is taken as is; then only tighter
+        overlays = {**overlays, r.proposer: old.tightened(wanted) if old else wanted}
     return LearningState(
         patterns=patterns,
         by_proposer={**state.by_proposer, r.proposer: stats},
         by_proposer_pack={**state.by_proposer_pack, pack_key: pack_stats},
-        overlays={**state.overlays, r.proposer: overlay},
+        overlays=overlays,
         records=state.records + 1,
     )
 
