@@ -302,20 +302,21 @@ def run_refine(
             return result
 
 
-def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
-    """`membrane report`: baseline (the inputs) against the refined corpus."""
-    ws = Workspace(root)
+def _require_runs(ws: Workspace) -> None:
     if not ws.ledger_path.exists():
         raise ConfigError(
             "nothing has run in this workspace yet",
             file=ws.root,
             hint="run `membrane batch` first, or pass --workspace",
         )
-    session = open_session(root, pack_arg)
-    try:
+
+
+def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
+    """`membrane report`: baseline (the inputs) against the refined corpus."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    with open_session(root, pack_arg) as session:
         return build_report(session.ws, session.pack, list(session.engines.gates.values()))
-    finally:
-        session.close()
 
 
 def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
@@ -328,12 +329,7 @@ def learn_status(root: Path, *, rebuild: bool = False) -> dict[str, Any]:
     """`membrane learn status|rebuild`: the learned state (brought up to date with the
     outcome log, or recomputed from it), per proposer; overlays are reported, not applied."""
     ws = Workspace(root)
-    if not ws.ledger_path.exists():
-        raise ConfigError(
-            "nothing has run in this workspace yet",
-            file=ws.root,
-            hint="run `membrane batch` first, or pass --workspace",
-        )
+    _require_runs(ws)
     with ws.lock():
         ledger = Ledger(ws.ledger_path)
         try:
