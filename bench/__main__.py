@@ -14,6 +14,7 @@ BENCHES = {
     "value_gate": "bench.value_gate",
     "ri_gate": "bench.ri_gate",
     "prose_gate": "bench.prose_gate",
+    "outcomes": "bench.outcomes",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 

@@ -25,7 +25,7 @@ incremental updates and a rebuild give the same state (a property test checks it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from harness.learning.outcomes import OutcomeRecord
 
@@ -116,14 +116,16 @@ class LearnedOverlay:
 
     def tightened(self, other: LearnedOverlay) -> LearnedOverlay:
         """The stricter of the two, field by field (never looser than either)."""
-        stricter = LearnedOverlay(
-            risk_multiplier=max(self.risk_multiplier, other.risk_multiplier),
-            max_retries=min(self.max_retries, other.max_retries),
-            require_approval=self.require_approval or other.require_approval,
-        )
-        if stricter == replace(self, reason="", updated_at=""):
+        risk = max(self.risk_multiplier, other.risk_multiplier)
+        retries = min(self.max_retries, other.max_retries)
+        approval = self.require_approval or other.require_approval
+        if (risk, retries, approval) == (
+            self.risk_multiplier,
+            self.max_retries,
+            self.require_approval,
+        ):
             return self  # nothing tightened: keep the reason and time it was set
-        return replace(stricter, reason=other.reason, updated_at=other.updated_at)
+        return LearnedOverlay(risk, retries, approval, other.reason, other.updated_at)
 
 
 def overlay_for(
@@ -163,43 +165,63 @@ class LearningState:
     records: int = 0
 
 
-def _patterns(state: LearningState, r: OutcomeRecord) -> dict[str, Pattern]:
-    patterns = dict(state.patterns)
+def _apply(
+    patterns: dict[str, Pattern],
+    repeated: dict[str, list[Pattern]],
+    by_proposer: dict[str, Stats],
+    by_proposer_pack: dict[str, Stats],
+    overlays: dict[str, LearnedOverlay],
+    r: OutcomeRecord,
+) -> None:
+    """One record into the given maps, in place: the single definition `fold` and
+    `rebuild` share. `repeated` (derived: each proposer's patterns seen 3+ times) saves
+    scanning every pattern per record."""
     for attempt in r.failed:
         for code in dict.fromkeys(attempt.codes):  # each code once per attempt
             key = f"{r.proposer}::{code}"
             old = patterns.get(key)
             hint = attempt.fix_hints.get(code) or (old.fix_hint if old else None)
-            patterns[key] = Pattern(
+            new = patterns[key] = Pattern(
                 r.proposer, code, (old.occurrences if old else 0) + 1, r.finished_at, hint
             )
-    return patterns
+            if new.occurrences == PATTERN_OCCURRENCES_FOR_APPROVAL:
+                repeated.setdefault(r.proposer, []).append(new)
+    stats = by_proposer[r.proposer] = by_proposer.get(r.proposer, Stats()).add(r)
+    pack_key = f"{r.proposer}::{r.pack}"
+    by_proposer_pack[pack_key] = by_proposer_pack.get(pack_key, Stats()).add(r)
+    wanted = overlay_for(
+        stats.reliability, repeated.get(r.proposer, ()), r.finished_at, stats.settled
+    )
+    if wanted is not None:
+        old_overlay = overlays.get(r.proposer)  # the first is taken as is; then only tighter
+        overlays[r.proposer] = old_overlay.tightened(wanted) if old_overlay else wanted
 
 
 def fold(state: LearningState, r: OutcomeRecord) -> LearningState:
-    """The state after one more outcome record (pure)."""
-    patterns = _patterns(state, r)
-    stats = state.by_proposer.get(r.proposer, Stats()).add(r)
-    pack_key = f"{r.proposer}::{r.pack}"
-    pack_stats = state.by_proposer_pack.get(pack_key, Stats()).add(r)
-    mine = [p for p in patterns.values() if p.proposer == r.proposer]
-    wanted = overlay_for(stats.reliability, mine, r.finished_at, stats.settled)
-    overlays = state.overlays
-    if wanted is not None:
-        old = overlays.get(r.proposer)  # the first overlay is taken as is; then only tighter
-        overlays = {**overlays, r.proposer: old.tightened(wanted) if old else wanted}
-    return LearningState(
-        patterns=patterns,
-        by_proposer={**state.by_proposer, r.proposer: stats},
-        by_proposer_pack={**state.by_proposer_pack, pack_key: pack_stats},
-        overlays=overlays,
-        records=state.records + 1,
+    """The state after one more outcome record (pure: `state` is not changed)."""
+    patterns, by_p, by_pp, overlays = (
+        dict(state.patterns),
+        dict(state.by_proposer),
+        dict(state.by_proposer_pack),
+        dict(state.overlays),
     )
+    repeated: dict[str, list[Pattern]] = {}
+    for p in state.patterns.values():
+        if p.occurrences >= PATTERN_OCCURRENCES_FOR_APPROVAL:
+            repeated.setdefault(p.proposer, []).append(p)
+    _apply(patterns, repeated, by_p, by_pp, overlays, r)
+    return LearningState(patterns, by_p, by_pp, overlays, state.records + 1)
 
 
 def rebuild(records: Iterable[OutcomeRecord]) -> LearningState:
-    """The state from scratch: every record folded in, in log order."""
-    state = LearningState()
+    """The state from scratch: every record applied, in log order (in place, once)."""
+    patterns: dict[str, Pattern] = {}
+    by_p: dict[str, Stats] = {}
+    by_pp: dict[str, Stats] = {}
+    overlays: dict[str, LearnedOverlay] = {}
+    repeated: dict[str, list[Pattern]] = {}
+    n = 0
     for r in records:
-        state = fold(state, r)
-    return state
+        _apply(patterns, repeated, by_p, by_pp, overlays, r)
+        n += 1
+    return LearningState(patterns, by_p, by_pp, overlays, n)
