@@ -47,6 +47,9 @@ class Committer:
         trace_seq: int,
         trace_hash: str,
         at: str,
+        why: str = "",
     ) -> HeldRow:
         digest, mdigest = write_objects(self.ws.held, artifact, metrics)
-        return self.ledger.hold(artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at)
+        return self.ledger.hold(
+            artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at, why
+        )

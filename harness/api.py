@@ -27,7 +27,7 @@ from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
 from harness.report import Report, build_report
-from harness.run import Engines
+from harness.run import Engines, Overlay
 from harness.scratch import Scratch
 from harness.store import recover
 from harness.workspace import Config, Workspace, atomic_write
@@ -200,13 +200,18 @@ def open_session(
     ledger.remember_pack(str(pack.root.resolve()))
     proposer_name = proposer or config.proposer
     llm = config.llm.with_env(os.environ)
+    proposer_id = (
+        proposer_name
+        if proposer_name == "offline" or not llm.model
+        else f"{proposer_name}:{llm.model}"
+    )
     engines = Engines(
         agenda=Agenda.named(pack.config.policy.rules),
         gates=gates,
         proposer=build_proposer(proposer_name, ctx),
-        proposer_id=proposer_name
-        if proposer_name == "offline" or not llm.model
-        else f"{proposer_name}:{llm.model}",
+        proposer_id=proposer_id,
+        overlay=_overlay(ws, ledger, proposer_id) if config.learning.apply_overlays else None,
+        spot_check=pack.config.policy.spot_check,
         critic=Critic(),
         committer=Committer(ws, ledger),
         scratch=Scratch(ws.scratch, ws.inputs),
@@ -219,6 +224,22 @@ def open_session(
         max_tokens_per_batch=config.max_tokens_per_batch,
     )
     return Session(ws, config, pack, pools, ledger, engines)
+
+
+def _overlay(ws: Workspace, ledger: Ledger, proposer_id: str) -> Overlay | None:
+    """The proposer's learned overlay, the state first brought up to date with the outcome
+    log (records a killed batch left unfolded)."""
+    learning_cycle(ws, ledger)
+    learned = load_state(ws)[0].overlays.get(proposer_id)
+    if learned is None:
+        return None
+    return Overlay(
+        max_attempts=learned.max_retries + 1,
+        require_approval=learned.require_approval,
+        risk_multiplier=learned.risk_multiplier,
+        proposer=proposer_id,
+        reason=learned.reason,
+    )
 
 
 def run_batch(

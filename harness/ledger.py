@@ -49,18 +49,26 @@ CREATE TABLE IF NOT EXISTS held (
     trace_seq    INTEGER NOT NULL,
     trace_hash   TEXT NOT NULL,
     held_at      TEXT NOT NULL,
-    status       TEXT NOT NULL DEFAULT 'pending'   -- pending | approved | rejected
+    status       TEXT NOT NULL DEFAULT 'pending',  -- pending | approved | rejected
+    why          TEXT NOT NULL DEFAULT '',         -- policy, overlay or spot-check
+    reviewed_at  TEXT,
+    note         TEXT
 );
 CREATE TABLE IF NOT EXISTS outcomes (
     seq     INTEGER PRIMARY KEY AUTOINCREMENT,   -- the outcome log's order
-    run_id  TEXT NOT NULL UNIQUE REFERENCES runs (run_id),
-    record  TEXT NOT NULL                        -- harness.learning.OutcomeRecord JSON
+    run_id  TEXT,                                -- the run a record is about (none: relax)
+    kind    TEXT NOT NULL DEFAULT 'run',         -- run | override | relax
+    record  TEXT NOT NULL                        -- harness.learning.outcomes record JSON
 );
+CREATE UNIQUE INDEX IF NOT EXISTS outcomes_one_per_run ON outcomes (run_id) WHERE kind = 'run';
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 """
+
+
+_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,9 @@ class HeldRow:
     trace_hash: str
     held_at: str
     status: str
+    why: str = ""
+    reviewed_at: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,43 @@ class Ledger:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
         self._db.executescript(_SCHEMA)
+
+    def _migrate(self) -> None:
+        """Bring a ledger an older membrane wrote up to this schema, in one transaction.
+        v1 (before review): `held` lacked why/reviewed_at/note and `outcomes` allowed only
+        one record per run (no overrides or relax records)."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version >= _SCHEMA_VERSION:
+            return
+        tables = {
+            r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        with self._txn():
+            if "held" in tables:
+                cols = {r[1] for r in self._db.execute("PRAGMA table_info(held)")}
+                for col, decl in (
+                    ("why", "TEXT NOT NULL DEFAULT ''"),
+                    ("reviewed_at", "TEXT"),
+                    ("note", "TEXT"),
+                ):
+                    if col not in cols:
+                        self._db.execute(f"ALTER TABLE held ADD COLUMN {col} {decl}")
+            if "outcomes" in tables:
+                cols = {r[1] for r in self._db.execute("PRAGMA table_info(outcomes)")}
+                if "kind" not in cols:
+                    self._db.execute("ALTER TABLE outcomes RENAME TO outcomes_v1")
+                    self._db.execute(
+                        "CREATE TABLE outcomes (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                        " run_id TEXT, kind TEXT NOT NULL DEFAULT 'run', record TEXT NOT NULL)"
+                    )
+                    self._db.execute(
+                        "INSERT INTO outcomes (seq, run_id, kind, record)"
+                        " SELECT seq, run_id, 'run', record FROM outcomes_v1"
+                    )
+                    self._db.execute("DROP TABLE outcomes_v1")
+            self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()
@@ -150,7 +197,7 @@ class Ledger:
                 [(st, n, head, out, rid) for rid, st, n, head, out, _rec in rows],
             )
             self._db.executemany(
-                "INSERT OR IGNORE INTO outcomes (run_id, record) VALUES (?, ?)",
+                "INSERT OR IGNORE INTO outcomes (run_id, kind, record) VALUES (?, 'run', ?)",
                 [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
             )
 
@@ -261,30 +308,23 @@ class Ledger:
         trace_seq: int,
         trace_hash: str,
         held_at: str,
+        why: str = "",
     ) -> HeldRow:
         """Record a held artifact. Idempotent for a run: holding it twice returns the first."""
-        row = HeldRow(
-            artifact_id,
-            run_id,
-            content_hash,
-            metrics_hash,
-            trace_seq,
-            trace_hash,
-            held_at,
-            "pending",
-        )
         with self._txn():
             self._db.execute(
-                "INSERT OR IGNORE INTO held VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO held (artifact_id, run_id, content_hash, metrics_hash,"
+                " trace_seq, trace_hash, held_at, status, why)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
                 (
-                    row.artifact_id,
-                    row.run_id,
-                    row.content_hash,
-                    row.metrics_hash,
-                    row.trace_seq,
-                    row.trace_hash,
-                    row.held_at,
-                    row.status,
+                    artifact_id,
+                    run_id,
+                    content_hash,
+                    metrics_hash,
+                    trace_seq,
+                    trace_hash,
+                    held_at,
+                    why,
                 ),
             )
         existing = self.held_of_run(run_id)

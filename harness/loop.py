@@ -130,6 +130,7 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, en
     removed = tuple(k for k in old_cells if k not in new_keys)
     if previous is not None:  # the proposer's own work (attempt 1 is the input)
         run.proposed.update((c.cell, c.value) for c in changes)
+        run.prose_touched = run.prose_touched or previous.prose != new.prose
         run.tools.update(proposal.tool_calls)
     run.trace.append(
         ProposalEvent,
@@ -300,16 +301,17 @@ def _critique(run: Run, eng: Engines) -> None:
         )
     run.report = report
     errors = [c for c in report.critiques if c.severity == "error"]
+    own = [c for c in errors if _proposers_doing(run, c)] if run.attempt >= 2 else []
     run.repeats.update({c.code for c in errors})
-    if run.attempt >= 2 and errors:  # a failed attempt of the proposer's: patterns learn it
+    if own:  # a failed attempt of the proposer's: patterns learn it
         hints: dict[str, str] = {}
-        for c in errors:
+        for c in own:
             if c.fix_hint:
                 hints.setdefault(c.code, c.fix_hint[:500])
         run.failed.append(
             FailedAttempt(
                 attempt=run.attempt,
-                codes=tuple(dict.fromkeys(c.code for c in errors)),
+                codes=tuple(dict.fromkeys(c.code for c in own)),
                 fix_hints=hints,
             )
         )
@@ -321,6 +323,24 @@ def _critique(run: Run, eng: Engines) -> None:
         locked=len(report.spine.locked),
     )
     run.outcome = StepOutcome.CRITIQUED
+
+
+def _proposers_doing(run: Run, c: Critique) -> bool:
+    """Whether an error counts against the proposer (DESIGN.md §8: patterns learn only
+    what the proposer did). It does when the harness refused the proposal, when it points
+    at a cell the proposer wrote or at prose it rewrote, or when the proposer was already
+    told of this code and it is still there. A defect carried over from the input that no
+    gate had reported yet (gates run in order: an FK behind a value error) is the input's."""
+    if c.gate == "harness" or c.code in run.repeats:
+        return True
+    loc = c.location
+    cell = loc.cell()
+    if cell is not None:
+        return str(cell) in run.proposed
+    if loc.table is not None:
+        prefix = f"{loc.table}[{loc.row}]" if loc.row is not None else f"{loc.table}["
+        return any(k.startswith(prefix) for k in run.proposed)
+    return run.prose_touched
 
 
 def _metrics(run: Run) -> dict[str, float | int | str]:
@@ -350,8 +370,15 @@ def _commit(run: Run, eng: Engines) -> None:
 def _hold(run: Run, eng: Engines) -> None:
     """Stored for a human outside current/ (`.membrane/held/`), recorded in the ledger."""
     assert run.candidate is not None
+    why = "; ".join(eng.approval_reasons(run.spot_check)) or "the rules held it"
     row = eng.committer.hold(
-        run.run_id, run.candidate, _metrics(run), run.trace.seq - 1, run.trace.head, eng.clock()
+        run.run_id,
+        run.candidate,
+        _metrics(run),
+        run.trace.seq - 1,
+        run.trace.head,
+        eng.clock(),
+        why,
     )
     run.content_hash = row.content_hash
     run.trace.append(
@@ -361,6 +388,7 @@ def _hold(run: Run, eng: Engines) -> None:
         content_hash=row.content_hash,
         metrics_hash=row.metrics_hash,
         held=True,
+        why=why,
     )
     run.outcome = StepOutcome.HELD
 

@@ -102,7 +102,7 @@ class ColumnBinding(_Strict):
         if self.kind != "id" and not self.property:
             raise ValueError(f"a column of kind {self.kind!r} needs a `property`")
         if self.max_length is not None and self.kind != "text":
-            raise ValueError("`max_length` is for columns of kind \"text\"")
+            raise ValueError('`max_length` is for columns of kind "text"')
         return self
 
 
@@ -215,6 +215,9 @@ class Bounds(_Strict):
 class Policy(_Strict):
     max_attempts: int = Field(default=4, ge=1, le=50)  # the seed counts as attempt 1
     require_approval: bool = False
+    # the share of passing runs held for a person's spot-check; a learned overlay's risk
+    # multiplier scales it (1.4 for an unreliable proposer, 0.9 for a reliable one)
+    spot_check: float = Field(default=0.0, ge=0.0, le=1.0)
     rules: str = "agenda_v1"  # the agenda's ruleset, by name (rules.RULESETS)
     placeholders: list[str] = Field(default_factory=list)  # exact, case-insensitive
 

@@ -96,6 +96,7 @@ class Committer(Protocol):
         trace_seq: int,
         trace_hash: str,
         at: str,
+        why: str = "",
     ) -> Any: ...
 
 

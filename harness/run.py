@@ -3,6 +3,7 @@ batch, and the facts the agenda decides on (DESIGN.md §2). `harness.loop` steps
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -21,18 +22,41 @@ from harness.scratch import Scratch
 from harness.trace import TraceWriter
 from harness.trace.events import RunStarted
 
-__all__ = ["Engines", "Overlay", "Run", "fresh_facts"]
+__all__ = ["Engines", "Overlay", "Run", "fresh_facts", "spot_checked"]
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Overlay:
-    """Policy learned from outcomes; it only tightens (DESIGN.md §8): a smaller attempt
-    budget, approval required. Asserted as facts, so the rules decide what it means."""
+    """Policy learned from outcomes for the batch's proposer; it only tightens (DESIGN.md
+    §8): a smaller attempt budget, approval required, a risk multiplier that scales the
+    pack's spot-check rate. Asserted as facts (`retries_left`, `require_approval`), so the
+    rules decide what it means; `RunStarted` records it and a HOLD says which shaped it."""
 
     max_attempts: int | None = None
     require_approval: bool = False
+    risk_multiplier: float = 1.0
+    proposer: str = ""
+    reason: str = ""
+
+    def describe(self) -> dict[str, str | int | float | bool | None]:
+        return {
+            "proposer": self.proposer,
+            "max_attempts": self.max_attempts,
+            "require_approval": self.require_approval,
+            "risk_multiplier": self.risk_multiplier,
+            "reason": self.reason,
+        }
+
+
+def spot_checked(run_id: str, rate: float) -> bool:
+    """Whether a run is sampled for a person's spot-check at `rate` (0..1): a stable
+    function of the run id (sha256), so a replayed run is sampled the same way."""
+    if rate <= 0:
+        return False
+    draw = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:8], "big") / 2**64
+    return draw < rate
 
 
 @dataclass
@@ -50,7 +74,8 @@ class Engines:
     max_attempts: int
     has_prose: bool
     require_approval: bool
-    overlay: Overlay = field(default_factory=Overlay)
+    overlay: Overlay | None = None  # learned for this proposer (None: none yet)
+    spot_check: float = 0.0  # the pack's spot-check rate; the overlay's risk scales it
     scratch: Scratch | None = None  # where each proposer attempt's candidate is kept
     lessons: tuple[str, ...] = ()
     proposer_id: str = ""  # `offline`, `openai:<model>`: whose outcomes these are
@@ -61,8 +86,25 @@ class Engines:
 
     @property
     def attempt_budget(self) -> int:
-        cap = self.overlay.max_attempts
+        cap = self.overlay.max_attempts if self.overlay else None
         return self.max_attempts if cap is None else min(self.max_attempts, cap)
+
+    @property
+    def spot_check_rate(self) -> float:
+        """The share of passing runs held for a person: the pack's rate × the risk."""
+        risk = self.overlay.risk_multiplier if self.overlay else 1.0
+        return min(1.0, max(0.0, self.spot_check * risk))
+
+    def approval_reasons(self, spot_checked: bool) -> list[str]:
+        """Why a passing run of this batch needs a person (empty: it does not)."""
+        why = []
+        if self.require_approval:
+            why.append("policy: the pack requires approval ([policy] require_approval)")
+        if self.overlay is not None and self.overlay.require_approval:
+            why.append(f"overlay for {self.overlay.proposer}: {self.overlay.reason}")
+        if spot_checked:
+            why.append(f"spot-check: sampled at {self.spot_check_rate:.0%}")
+        return why
 
     def batch_facts(self) -> dict[str, str | int]:
         """The facts every run of the batch shares."""
@@ -71,7 +113,9 @@ class Engines:
         )
         return {
             "has_prose": int(self.has_prose),
-            "require_approval": int(self.require_approval or self.overlay.require_approval),
+            "require_approval": int(
+                self.require_approval or bool(self.overlay and self.overlay.require_approval)
+            ),
             "batch_budget_spent": int(spent),
             "endpoint_down": int(self.endpoint_down is not None),
         }
@@ -116,8 +160,10 @@ class Run:
     started_at: str = ""
     pack: tuple[str, str] = ("", "")  # name, version
     proposed: dict[str, Cell] = field(default_factory=dict)  # cell -> the proposer's value
+    prose_touched: bool = False  # the proposer rewrote the prose at some attempt
     failed: list[FailedAttempt] = field(default_factory=list)
     tools: set[str] = field(default_factory=set)
+    spot_check: bool = False  # sampled for a person's spot-check (decided at start)
 
     @property
     def state(self) -> RunState:
@@ -182,12 +228,14 @@ class Run:
             "top_code_count": top_count,
             "run_budget_spent": int(spent),
             **eng.batch_facts(),
+            **({"require_approval": 1} if self.spot_check else {}),
         }
 
     def start(self, eng: Engines, batch_id: str, pack: str, pack_version: str) -> None:
         """Write the first trace record; the caller registers the run in the ledger
         (`start_runs`, one transaction per cohort)."""
         self.started_at, self.pack = eng.clock(), (pack, pack_version)
+        self.spot_check = spot_checked(self.run_id, eng.spot_check_rate)
         self.trace.append(
             RunStarted,
             artifact_id=self.input.id,
@@ -198,4 +246,6 @@ class Run:
             agenda=eng.agenda.name,
             input_hash=self.input_hash,
             max_attempts=eng.attempt_budget,
+            overlay=eng.overlay.describe() if eng.overlay else None,
+            spot_check=self.spot_check,
         )

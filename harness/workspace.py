@@ -84,6 +84,16 @@ class LlmConfig(BaseModel):
             raise ConfigError(f"${var} is invalid: {first['msg']}") from exc
 
 
+class LearningConfig(BaseModel):
+    """`[learning]` in membrane.toml."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # apply each proposer's learned overlay to its runs (false: compute and report only)
+    apply_overlays: bool = True
+    stale_days: int = Field(default=30, ge=1, le=36_500)  # flag an overlay this quiet
+
+
 class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -97,6 +107,7 @@ class Config(BaseModel):
     max_tokens_per_run: int | None = Field(default=None, ge=1)  # model tokens, all calls
     max_tokens_per_batch: int | None = Field(default=None, ge=1)
     llm: LlmConfig = Field(default_factory=LlmConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

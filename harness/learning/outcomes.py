@@ -5,13 +5,21 @@ validate is refused and never learned from."""
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_validator
 
 from harness.models import CRITIQUE_CODE_PATTERN
 
-__all__ = ["PROPOSER_PATTERN", "FailedAttempt", "OutcomeRecord"]
+__all__ = [
+    "PROPOSER_PATTERN",
+    "FailedAttempt",
+    "LogRecord",
+    "OutcomeRecord",
+    "OverrideRecord",
+    "RelaxRecord",
+    "parse_record",
+]
 
 # `offline`, `openai:<model>`, `hermes:<model>`: a name, then optionally ':' and a model id
 PROPOSER_PATTERN = r"^[a-z][a-z0-9_-]{0,63}(:[^\s:][^\s]{0,199})?$"
@@ -47,6 +55,7 @@ class OutcomeRecord(_Strict):
     * `dominant_failure`: the critique code raised in the most attempts (None: none).
     """
 
+    kind: Literal["run"] = "run"
     run_id: str = Field(min_length=1, max_length=200)
     artifact_id: str = Field(min_length=1, max_length=200)
     pack: str = Field(min_length=1, max_length=200)
@@ -70,3 +79,66 @@ class OutcomeRecord(_Strict):
         if any(f.attempt > self.attempts for f in self.failed):
             raise ValueError("a failed attempt after the run's last attempt")
         return self
+
+
+class OverrideRecord(_Strict):
+    """A person's review act on a finished run (`membrane review approve|reject`,
+    `membrane revert`): it changes that run's result in the learned numbers. It carries the
+    run's previous result, so the fold needs no memory of individual runs."""
+
+    kind: Literal["override"] = "override"
+    run_id: str = Field(min_length=1, max_length=200)
+    artifact_id: str = Field(min_length=1, max_length=200)
+    pack: str = Field(min_length=1, max_length=200)
+    proposer: str = Field(pattern=PROPOSER_PATTERN)
+    human_override: Literal["approved", "rejected", "reverted"]
+    previous: Literal["success", "partial"]
+    result: Literal["success", "failure"]
+    note: str = Field(default="", max_length=2000)
+    run_finished_at: str  # when the run itself ended (is it before the proposer's relax?)
+    at: str
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OverrideRecord:
+        want = {
+            "approved": ("partial", "success"),
+            "rejected": ("partial", "failure"),
+            "reverted": ("success", "failure"),
+        }[self.human_override]
+        if (self.previous, self.result) != want:
+            raise ValueError(
+                f"{self.human_override} takes a {want[0]} run to {want[1]},"
+                f" not {self.previous} to {self.result}"
+            )
+        return self
+
+
+class RelaxRecord(_Strict):
+    """A person relaxed a proposer's overlay (`membrane learn relax`): its overlay is
+    dropped and its numbers start again from here (a new epoch), so the next cycle does
+    not tighten it straight back from the history that was just judged."""
+
+    kind: Literal["relax"] = "relax"
+    proposer: str = Field(pattern=PROPOSER_PATTERN)
+    reason: str = Field(min_length=1, max_length=2000)
+    at: str
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, dict):
+        return str(v.get("kind", "run"))
+    return str(getattr(v, "kind", "run"))
+
+
+LogRecord = Annotated[
+    Annotated[OutcomeRecord, Tag("run")]
+    | Annotated[OverrideRecord, Tag("override")]
+    | Annotated[RelaxRecord, Tag("relax")],
+    Discriminator(_kind),
+]
+_ADAPTER: TypeAdapter[OutcomeRecord | OverrideRecord | RelaxRecord] = TypeAdapter(LogRecord)
+
+
+def parse_record(raw: str | bytes) -> OutcomeRecord | OverrideRecord | RelaxRecord:
+    """One outcome-log line, validated (raises pydantic.ValidationError)."""
+    return _ADAPTER.validate_json(raw)

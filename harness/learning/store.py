@@ -18,15 +18,23 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from harness.learning.outcomes import OutcomeRecord
-from harness.learning.state import LearnedOverlay, LearningState, Pattern, Stats, fold
+from harness.learning.outcomes import parse_record
+from harness.learning.state import (
+    LearnedOverlay,
+    LearningState,
+    LogRecord,
+    Pattern,
+    Relaxation,
+    Stats,
+    fold_all,
+)
 from harness.ledger import Ledger
 from harness.workspace import Workspace, atomic_write
 
 __all__ = ["CycleReport", "learning_cycle", "load_state", "rebuild_state", "state_bytes"]
 
 _log = logging.getLogger(__name__)
-_VERSION = 1
+_VERSION = 2
 
 
 def _path(ws: Workspace) -> Any:
@@ -45,7 +53,9 @@ def _state_from(data: dict[str, Any]) -> LearningState:
         patterns={k: Pattern(**v) for k, v in data["patterns"].items()},
         by_proposer={k: Stats(**v) for k, v in data["by_proposer"].items()},
         by_proposer_pack={k: Stats(**v) for k, v in data["by_proposer_pack"].items()},
+        epoch={k: Stats(**v) for k, v in data["epoch"].items()},
         overlays={k: LearnedOverlay(**v) for k, v in data["overlays"].items()},
+        relaxed={k: Relaxation(**v) for k, v in data["relaxed"].items()},
         records=int(data["records"]),
     )
 
@@ -74,17 +84,15 @@ def _fold_from(
     state: LearningState, after: int, ledger: Ledger
 ) -> tuple[LearningState, int, int, int]:
     """(state, log position reached, records folded, records refused)."""
-    seq, folded, refused = after, 0, 0
+    seq, refused = after, 0
+    good: list[LogRecord] = []
     for seq, raw in ledger.outcome_records(after=after):
         try:
-            record = OutcomeRecord.model_validate_json(raw)
+            good.append(parse_record(raw))
         except ValidationError as exc:
             refused += 1
             _log.warning("outcome record %d refused, nothing learned from it: %s", seq, exc)
-            continue
-        state = fold(state, record)
-        folded += 1
-    return state, seq, folded, refused
+    return fold_all(state, good), seq, len(good), refused
 
 
 def learning_cycle(ws: Workspace, ledger: Ledger) -> CycleReport:

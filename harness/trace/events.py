@@ -20,6 +20,7 @@ __all__ = [
     "Event",
     "OutcomeEvent",
     "ProposalEvent",
+    "ReviewEvent",
     "RunStarted",
     "UsageEvent",
     "VerdictEvent",
@@ -46,6 +47,8 @@ class RunStarted(_Event):
     agenda: str
     input_hash: str
     max_attempts: int
+    overlay: dict[str, str | int | float | bool | None] | None = None  # learned, if any
+    spot_check: bool = False  # sampled for a person's spot-check
 
 
 class DecisionEvent(_Event):
@@ -135,12 +138,26 @@ class CommitEvent(_Event):
     content_hash: str
     metrics_hash: str
     held: bool = False
+    why: str = ""  # held: what asked for a person (policy, overlay, spot-check)
 
 
 class ErrorEvent(_Event):
     kind: Literal["error"] = "error"
     effector: str | None
     message: str
+
+
+class ReviewEvent(_Event):
+    """A person's act on a finished run (`membrane review approve|reject`, `membrane
+    revert`), appended to that run's trace and re-anchored in the same ledger transaction."""
+
+    kind: Literal["review"] = "review"
+    action: Literal["approved", "rejected", "reverted"]
+    artifact_id: str
+    by: str
+    note: str = ""
+    version: int | None = None  # the version it published (approve) or undid (revert)
+    content_hash: str | None = None
 
 
 class OutcomeEvent(_Event):
@@ -158,7 +175,8 @@ Event = Annotated[
     | ErrorEvent
     | OutcomeEvent
     | UsageEvent
-    | BudgetEvent,
+    | BudgetEvent
+    | ReviewEvent,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

@@ -79,7 +79,7 @@ def test_overlay_thresholds(rel: float, risk: float, retries: int, approval: boo
 
 @pytest.mark.parametrize(("occurrences", "approval"), [(2, False), (3, True)])
 def test_three_occurrences_of_a_pattern_require_approval(occurrences: int, approval: bool) -> None:
-    p = Pattern("offline", "value.disjoint", occurrences, "t", None)
+    p = Pattern("offline", "value.disjoint", occurrences, "t", None, since_relax=occurrences)
     o = overlay_for(0.95, [p], "t")
     assert o is not None and o.require_approval is approval
 
