@@ -4,23 +4,31 @@ to an optional callback and results come back as data."""
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from effectors.commit import Committer
 from effectors.critique import Critic
 from effectors.registry import GateContext, build_gate, build_proposer
+from harness import review
 from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError
-from harness.learning.store import learning_cycle, load_state, rebuild_state
+from harness.learning import report as learn_report
+from harness.learning.outcomes import RelaxRecord
+from harness.learning.state import LearningState
+from harness.learning.store import load_state, rebuild_state
 from harness.ledger import Ledger
 from harness.models import Artifact
 from harness.models import Effector as E
@@ -38,9 +46,16 @@ __all__ = [
     "RunSummary",
     "Session",
     "init_workspace",
+    "learn_relax",
+    "learn_report_data",
     "learn_status",
     "open_session",
     "pack_ruleset",
+    "revert_artifact",
+    "review_approve",
+    "review_list",
+    "review_reject",
+    "review_show",
     "run_batch",
     "run_refine",
     "utc_now",
@@ -229,7 +244,7 @@ def open_session(
 def _overlay(ws: Workspace, ledger: Ledger, proposer_id: str) -> Overlay | None:
     """The proposer's learned overlay, the state first brought up to date with the outcome
     log (records a killed batch left unfolded)."""
-    learning_cycle(ws, ledger)
+    learn_report.run_cycle(ws, ledger, utc_now())
     learned = load_state(ws)[0].overlays.get(proposer_id)
     if learned is None:
         return None
@@ -282,13 +297,14 @@ def run_batch(
                 if progress:
                     progress(cycle.done, cycle.total)
             result = batch.result
-            result.learning = learning_cycle(session.ws, session.ledger)
+            result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
                 result.report = build_report(
                     session.ws, session.pack, list(session.engines.gates.values())
                 )
+                result.report.learning = learn_report_data(root, update=False)
             return result
 
 
@@ -319,7 +335,7 @@ def run_refine(
         with session:
             recover(session.ws, session.ledger)
             result = session.batch([artifact], cohort_size=1).run()
-            result.learning = learning_cycle(session.ws, session.ledger)
+            result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
             return result
 
 
@@ -337,7 +353,9 @@ def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
     ws = Workspace(root)
     _require_runs(ws)
     with open_session(root, pack_arg) as session:
-        return build_report(session.ws, session.pack, list(session.engines.gates.values()))
+        rep = build_report(session.ws, session.pack, list(session.engines.gates.values()))
+    rep.learning = learn_report_data(root, update=False)
+    return rep
 
 
 def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
@@ -346,42 +364,34 @@ def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
     return _pack_for(ws, ws.config(), pack_arg).config.policy.rules
 
 
-def learn_status(root: Path, *, rebuild: bool = False) -> dict[str, Any]:
-    """`membrane learn status|rebuild`: the learned state (brought up to date with the
-    outcome log, or recomputed from it), per proposer; overlays are reported, not applied."""
+@contextmanager
+def _writing(root: Path) -> Iterator[tuple[Workspace, Ledger]]:
+    """The workspace locked and its ledger open, settled first (a kill's leftovers)."""
     ws = Workspace(root)
     _require_runs(ws)
     with ws.lock():
         ledger = Ledger(ws.ledger_path)
         try:
-            if rebuild:
-                state, same = rebuild_state(ws, ledger)
-            else:
-                learning_cycle(ws, ledger)
-                state, same = load_state(ws)[0], None
+            recover(ws, ledger)
+            yield ws, ledger
         finally:
             ledger.close()
+
+
+def _learned(
+    ws: Workspace, state: LearningState, same: bool | None, now: datetime
+) -> dict[str, Any]:
+    stale_days = ws.config().learning.stale_days
     return {
         "records": state.records,
         "rebuilt_equals_incremental": same,
-        "proposers": {
-            name: {
-                "runs": st.runs,
-                "settled": st.settled,
-                "success_rate": round(st.successes / st.settled, 4) if st.settled else None,
-                "avg_retries": round(st.retries / st.runs, 4) if st.runs else None,
-                "quality": round(st.quality / st.runs, 4) if st.runs else None,
-                "reliability": st.reliability,
-                "overlay": dataclasses.asdict(state.overlays[name])
-                if name in state.overlays
-                else None,
-            }
-            for name, st in sorted(state.by_proposer.items())
-        },
+        "stale_days": stale_days,
+        "proposers": learn_report.proposers(state, now, stale_days),
         "patterns": [
             {
                 "key": p.key,
                 "occurrences": p.occurrences,
+                "since_relax": p.since_relax,
                 "confidence": p.confidence,
                 "last_seen": p.last_seen,
                 "fix_hint": p.fix_hint,
@@ -389,6 +399,138 @@ def learn_status(root: Path, *, rebuild: bool = False) -> dict[str, Any]:
             for p in sorted(state.patterns.values(), key=lambda p: (-p.occurrences, p.key))
         ],
     }
+
+
+def learn_status(
+    root: Path, *, rebuild: bool = False, update: bool = True, now: datetime | None = None
+) -> dict[str, Any]:
+    """`membrane learn status|rebuild`: the learned state (brought up to date with the
+    outcome log, or recomputed from it), per proposer, with stale overlays flagged.
+    `update=False` reads the saved state as it is (no lock, nothing written)."""
+    if not update and not rebuild:
+        ws = Workspace(root)
+        _require_runs(ws)
+        return _learned(ws, load_state(ws)[0], None, now or datetime.now(UTC))
+    with _writing(root) as (ws, ledger):
+        if rebuild:
+            state, same = rebuild_state(ws, ledger)
+        else:
+            learn_report.run_cycle(ws, ledger, utc_now())
+            state, same = load_state(ws)[0], None
+    return _learned(ws, state, same, now or datetime.now(UTC))
+
+
+def learn_report_data(
+    root: Path, *, update: bool = True, now: datetime | None = None
+) -> dict[str, Any]:
+    """`membrane learn report`: strongest and weakest proposers, patterns seen 3+ times,
+    overlays (stale ones flagged) and what the last cycle changed."""
+    data = learn_status(root, update=update, now=now)
+    ranked = sorted(
+        (
+            {"proposer": name, "runs": p["runs"], "reliability": p["reliability"]}
+            for name, p in data["proposers"].items()
+            if p["reliability"] is not None
+        ),
+        key=lambda r: (-r["reliability"], r["proposer"]),
+    )
+    return {
+        "records": data["records"],
+        "strongest": ranked[:3],
+        "weakest": list(reversed(ranked[-3:])) if ranked else [],
+        "overlays": [
+            {"proposer": name, **p["overlay"], "stale": p["stale"]}
+            for name, p in data["proposers"].items()
+            if p["overlay"]
+        ],
+        "patterns": [p for p in data["patterns"] if p["occurrences"] >= 3],
+        "last_cycle": learn_report.last_cycle(Workspace(root)),
+        "proposers": data["proposers"],
+    }
+
+
+def learn_relax(root: Path, proposer: str, reason: str) -> dict[str, Any]:
+    """`membrane learn relax`: a person drops a proposer's overlay (logged as a relax record
+    in the outcome log; its overlay numbers start again from here)."""
+    if not reason.strip():
+        raise ConfigError("relaxing an overlay needs a reason", hint="pass --reason TEXT")
+    with _writing(root) as (ws, ledger):
+        learn_report.run_cycle(ws, ledger, utc_now())
+        state = load_state(ws)[0]
+        if proposer not in state.overlays:
+            known = ", ".join(sorted(state.overlays)) or "none"
+            raise ConfigError(
+                f"proposer {proposer!r} has no overlay to relax",
+                hint=f"proposers under an overlay: {known} (see `membrane learn status`)",
+            )
+        try:
+            record = RelaxRecord(proposer=proposer, reason=reason.strip(), at=utc_now())
+        except ValidationError as exc:
+            raise ConfigError(f"cannot record this relax: {exc.errors()[0]['msg']}") from exc
+        before = state.overlays[proposer]
+        ledger.append_outcome("relax", record.model_dump_json())
+        learn_report.run_cycle(ws, ledger, record.at)
+    return {"proposer": proposer, "relaxed": dataclasses.asdict(before), "reason": record.reason}
+
+
+def _reviewer() -> str:
+    return os.environ.get("MEMBRANE_REVIEWER") or getpass.getuser()
+
+
+def review_list(root: Path) -> list[dict[str, Any]]:
+    """`membrane review list`: held runs waiting for a person, oldest first, with why."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    ledger = Ledger(ws.ledger_path)
+    try:
+        return [dataclasses.asdict(h) for h in review.held_runs(ledger)]
+    finally:
+        ledger.close()
+
+
+def review_show(root: Path, run_id: str) -> dict[str, Any]:
+    """`membrane review show RUN`: the held artifact, its verdicts, a diff against the input."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    ledger = Ledger(ws.ledger_path)
+    try:
+        return review.show(ws, ledger, run_id)
+    finally:
+        ledger.close()
+
+
+def review_approve(
+    root: Path, run_id: str, note: str = "", clock: Callable[[], str] = utc_now
+) -> dict[str, Any]:
+    """`membrane review approve RUN`: publish a held artifact through the commit protocol."""
+    with _writing(root) as (ws, ledger):
+        row = review.approve(ws, ledger, run_id, by=_reviewer(), note=note, clock=clock)
+        learn_report.run_cycle(ws, ledger, row.committed_at)
+    return dataclasses.asdict(row)
+
+
+def review_reject(
+    root: Path, run_id: str, reason: str, clock: Callable[[], str] = utc_now
+) -> dict[str, Any]:
+    """`membrane review reject RUN --reason TEXT`: nothing is published."""
+    with _writing(root) as (ws, ledger):
+        review.reject(ws, ledger, run_id, by=_reviewer(), reason=reason, clock=clock)
+        learn_report.run_cycle(ws, ledger, clock())
+    return {"run_id": run_id, "status": "REJECTED", "reason": reason}
+
+
+def revert_artifact(
+    root: Path,
+    artifact_id: str,
+    to: int | None = None,
+    note: str = "",
+    clock: Callable[[], str] = utc_now,
+) -> dict[str, Any]:
+    """`membrane revert ARTIFACT [--to VERSION]`: an older version becomes the newest."""
+    with _writing(root) as (ws, ledger):
+        row = review.revert(ws, ledger, artifact_id, to=to, by=_reviewer(), note=note, clock=clock)
+        learn_report.run_cycle(ws, ledger, row.committed_at)
+    return dataclasses.asdict(row)
 
 
 def run_recover(root: Path) -> dict[str, int]:

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness import api, diagram, inspect
+from harness.learning.report import markdown as learning_markdown
 from harness.output import (
     EXIT_INPUT,
     EXIT_NOT_COMMITTED,
@@ -46,8 +47,20 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "rules":
         return _rules_show(args, root)
     if args.command == "learn":
+        if args.learn_command == "report":
+            return _learn_report(args, root)
+        if args.learn_command == "relax":
+            return _learn_relax(args, root)
         return _learn(args, root)
+    if args.command == "review":
+        return {
+            "list": _review_list,
+            "show": _review_show,
+            "approve": _review_approve,
+            "reject": _review_reject,
+        }[args.review_command](args, root)
     return {
+        "revert": _revert,
         "init": _init,
         "refine": _refine,
         "batch": _batch,
@@ -183,6 +196,30 @@ def _print_report(rep: Report) -> None:
     out.print(table)
     out.print("runs: " + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
     _print_costs(rep)
+    if rep.learning is not None:
+        _print_learning(rep.learning)
+
+
+def _print_learning(data: dict[str, Any]) -> None:
+    """The report's learning section: reliability, overlays (stale flagged), patterns."""
+    table = Table(title=f"learning ({data['records']} outcome records; membrane learn report)")
+    for col in ("proposer", "runs", "reliability", "overlay"):
+        table.add_column(col)
+    for name, p in data["proposers"].items():
+        ov = p["overlay"]
+        table.add_row(
+            name,
+            str(p["runs"]),
+            _num(p["reliability"]),
+            "none"
+            if ov is None
+            else f"risk x{ov['risk_multiplier']}, retries {ov['max_retries']}"
+            + (", approval" if ov["require_approval"] else "")
+            + (" STALE" if p["stale"] else ""),
+        )
+    out.print(table)
+    for p in data["patterns"]:
+        out.print(f"pattern {p['key']}: {p['occurrences']} times", markup=False)
 
 
 _SHOWN_RUN_COSTS = 20
@@ -312,11 +349,11 @@ def _learn(args: argparse.Namespace, root: Path) -> int:
         "avg retries",
         "quality",
         "reliability",
-        "overlay (reported, not yet applied)",
+        "overlay (applied to its next runs)",
     ):
         table.add_column(col)
     for name, p in data["proposers"].items():
-        ov = p["overlay"] or {}
+        ov = p["overlay"]
         rel = p["reliability"]
         table.add_row(
             name,
@@ -325,9 +362,16 @@ def _learn(args: argparse.Namespace, root: Path) -> int:
             _num(p["avg_retries"]),
             _num(p["quality"]),
             _num(rel),
-            f"risk x{ov.get('risk_multiplier', 1.0)}, retries {ov.get('max_retries', 2)}"
-            + (", approval" if ov.get("require_approval") else "")
-            + (f" ({ov['reason']})" if ov.get("reason") else ""),
+            "none yet"
+            if ov is None
+            else f"risk x{ov['risk_multiplier']}, retries {ov['max_retries']}"
+            + (", approval" if ov["require_approval"] else "")
+            + (f" ({ov['reason']})" if ov["reason"] else "")
+            + (
+                f" STALE: no outcome for {data['stale_days']}+ days (relax or rerun)"
+                if p["stale"]
+                else ""
+            ),
         )
     out.print(table)
     strong = [p for p in data["patterns"] if p["occurrences"] >= 3]
@@ -335,6 +379,106 @@ def _learn(args: argparse.Namespace, root: Path) -> int:
         out.print(
             f"pattern {p['key']}: {p['occurrences']} times, confidence "
             f"{p['confidence']:.2f}" + (f"; fix: {p['fix_hint']}" if p["fix_hint"] else ""),
+            markup=False,
+        )
+    return EXIT_OK
+
+
+def _learn_report(args: argparse.Namespace, root: Path) -> int:
+    data = api.learn_report_data(root)
+    if args.json:
+        emit_json(data)
+    else:
+        sys.stdout.write(learning_markdown(data) + "\n")
+    return EXIT_OK
+
+
+def _learn_relax(args: argparse.Namespace, root: Path) -> int:
+    data = api.learn_relax(root, args.proposer, args.reason)
+    if args.json:
+        emit_json(data)
+    else:
+        out.print(f"relaxed the overlay of {data['proposer']} ({data['reason']})", markup=False)
+    return EXIT_OK
+
+
+def _review_list(args: argparse.Namespace, root: Path) -> int:
+    items = api.review_list(root)
+    if args.json:
+        emit_json(items)
+        return EXIT_OK
+    if not items:
+        out.print("no held runs wait for review")
+        return EXIT_OK
+    table = Table(title=f"{len(items)} held run(s), oldest first")
+    for col in ("run", "artifact", "held at", "proposer", "why"):
+        table.add_column(col)
+    for h in items:
+        table.add_row(h["run_id"], h["artifact_id"], h["held_at"], h["proposer"] or "-", h["why"])
+    out.print(table)
+    return EXIT_OK
+
+
+def _review_show(args: argparse.Namespace, root: Path) -> int:
+    data = api.review_show(root, args.run)
+    if args.json:
+        emit_json(data)
+        return EXIT_OK
+    out.print(
+        f"{data['run_id']} ({data['artifact_id']}): {data['status']}, held {data['held_at']}",
+        markup=False,
+    )
+    out.print(f"  why: {data['why']}", markup=False)
+    for v in data["verdicts"]:
+        state = "passed" if v["passed"] else "FAILED"
+        out.print(f"  {v['gate']} {state} attempt {data['attempt']}", markup=False)
+    if data["blocked_by"]:
+        out.print("  cannot be approved: " + "; ".join(data["blocked_by"]), markup=False)
+    d = data["diff"]
+    if d is None:
+        out.print("  (the input is no longer stored: no diff)")
+    else:
+        for c in d["changed"]:
+            out.print(f"  ~ {c['cell']}: {c['before']!r} -> {c['after']!r}", markup=False)
+        for c in d["added"]:
+            out.print(f"  + {c['cell']}: {c['after']!r}", markup=False)
+        for c in d["removed"]:
+            out.print(f"  - {c['cell']}: {c['before']!r}", markup=False)
+        if d["prose"]:
+            out.print(f"  prose before: {d['prose']['before']}", markup=False)
+            out.print(f"  prose after:  {d['prose']['after']}", markup=False)
+    return EXIT_OK
+
+
+def _review_approve(args: argparse.Namespace, root: Path) -> int:
+    row = api.review_approve(root, args.run, args.note)
+    if args.json:
+        emit_json(row)
+    else:
+        out.print(
+            f"approved {args.run}: {row['artifact_id']} version {row['version']} published",
+            markup=False,
+        )
+    return EXIT_OK
+
+
+def _review_reject(args: argparse.Namespace, root: Path) -> int:
+    data = api.review_reject(root, args.run, args.reason)
+    if args.json:
+        emit_json(data)
+    else:
+        out.print(f"rejected {args.run}: nothing published", markup=False)
+    return EXIT_OK
+
+
+def _revert(args: argparse.Namespace, root: Path) -> int:
+    row = api.revert_artifact(root, args.artifact, args.to, args.note)
+    if args.json:
+        emit_json(row)
+    else:
+        out.print(
+            f"reverted {row['artifact_id']}: version {row['version']} restores older content "
+            f"({row['content_hash'][:12]})",
             markup=False,
         )
     return EXIT_OK
@@ -396,6 +540,12 @@ def _describe(ev: dict[str, Any]) -> str:
     if kind == "usage":
         src = "transcript" if ev["cached"] else f"{ev['seconds']:.2f}s"
         return f"attempt {ev['attempt']} {ev['proposer']}: {ev['tokens_prompt']}+{ev['tokens_completion']} tokens ({src})"
+    if kind == "review":
+        return (
+            f"{ev['action']} by {ev['by']}"
+            + (f" -> v{ev['version']}" if ev.get("version") else "")
+            + (f": {ev['note']}" if ev.get("note") else "")
+        )
     if kind == "budget":
         return f"token budget per {ev['scope']} spent: {ev['used']} of {ev['limit']}"
     return str(ev.get("message", ""))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
 from harness.errors import ConfigError, TraceError
-from harness.ledger import Ledger, RunRow
+from harness.ledger import CommitRow, Ledger, RunRow
 from harness.scratch import Scratch
 from harness.trace.chain import VerifyResult, read_trace, verify_chain
 from harness.workspace import Workspace
@@ -140,6 +140,8 @@ class Provenance:
     committed: dict[str, Any]
     # raw -> canonical, when the value gate resolved another spelling (label, alias ...)
     canonical: dict[str, Any] | None = None
+    # set when the newest version is a person's revert to older content: who, when, why
+    restored: dict[str, Any] | None = None
 
 
 def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) -> int:
@@ -161,11 +163,15 @@ def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) ->
     return idx
 
 
-def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> Provenance:
-    """Which attempt proposed a committed cell, which verdicts admitted it, which commit published it."""
+def _source_commit(ws: Workspace, artifact_id: str) -> tuple[CommitRow, dict[str, Any] | None]:
+    """The newest commit of an artifact, and when it is a person's revert to older content,
+    the commit that first published that content (whose trace tells the story) and who
+    restored it."""
     ledger = _ledger(ws)
     try:
         commit = ledger.latest_commit(artifact_id)
+        versions = [c for c in ledger.all_commits() if c.artifact_id == artifact_id]
+        status = {c.run_id: r.status for c in versions if (r := ledger.run(c.run_id)) is not None}
     finally:
         ledger.close()
     if commit is None:
@@ -173,6 +179,21 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
             f"artifact {artifact_id!r} has no committed version",
             hint="see `membrane trace list` for its runs",
         )
+    if status.get(commit.run_id) != "REVERT":
+        return commit, None
+    _n, act = next(iter(read_trace(ws.trace_path(commit.run_id))))
+    restored = {k: act.get(k) for k in ("run_id", "by", "at", "note", "version", "seq")}
+    origin = [
+        c
+        for c in versions
+        if c.content_hash == commit.content_hash and status.get(c.run_id) != "REVERT"
+    ]
+    return (replace(origin[0], version=commit.version) if origin else commit), restored
+
+
+def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> Provenance:
+    """Which attempt proposed a committed cell, which verdicts admitted it, which commit published it."""
+    commit, restored = _source_commit(ws, artifact_id)
     art = orjson.loads((ws.current / "artifacts" / f"{commit.content_hash}.json").read_bytes())
     idx = _row_index(art["tables"], table, row)
     if column not in art["tables"][table][idx]:
@@ -212,13 +233,16 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
                     "batch_size": ev["batch_size"],
                 }
             )
-        elif kind == "commit" and not ev.get("held"):
+        elif (kind == "commit" and not ev.get("held")) or (
+            kind == "review" and ev.get("action") == "approved"
+        ):
             committed = {
                 "seq": ev["seq"],
                 "version": ev["version"],
                 "at": ev["at"],
                 "hash": ev["hash"],
                 "content_hash": ev["content_hash"],
+                **({"approved_by": ev["by"]} if kind == "review" else {}),
             }
     if proposed is None or committed is None:
         raise TraceError(
@@ -235,4 +259,5 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
         admitted,
         committed,
         canonical,
+        restored,
     )

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS runs (
     artifact_id TEXT NOT NULL,
     batch_id    TEXT NOT NULL,
     input_hash  TEXT NOT NULL,
-    status      TEXT NOT NULL,          -- running | COMMITTED | EXHAUSTED | FAILED | HELD | INTERRUPTED
+    status      TEXT NOT NULL,          -- running | COMMITTED | EXHAUSTED | FAILED | HELD | INTERRUPTED | REJECTED | REVERT
     started_at  TEXT NOT NULL,
     trace_len   INTEGER,
     trace_head  TEXT,
@@ -61,6 +61,12 @@ CREATE TABLE IF NOT EXISTS outcomes (
     record  TEXT NOT NULL                        -- harness.learning.outcomes record JSON
 );
 CREATE UNIQUE INDEX IF NOT EXISTS outcomes_one_per_run ON outcomes (run_id) WHERE kind = 'run';
+CREATE TABLE IF NOT EXISTS trace_tail (     -- review records the ledger committed; appended
+    run_id   TEXT NOT NULL,                   -- to the run's trace right after (recovery
+    seq      INTEGER NOT NULL,                -- appends any a kill left out), then removed
+    payload  TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -242,7 +248,8 @@ class Ledger:
     def finished_inputs(self) -> set[tuple[str, str]]:
         """(artifact_id, input_hash) pairs that a finished run settled (not FAILED/INTERRUPTED)."""
         rows = self._db.execute(
-            "SELECT artifact_id, input_hash FROM runs WHERE status IN ('COMMITTED', 'EXHAUSTED', 'HELD')"
+            "SELECT artifact_id, input_hash FROM runs"
+            " WHERE status IN ('COMMITTED', 'EXHAUSTED', 'HELD', 'REJECTED')"
         )
         return {(a, h) for a, h in rows}
 
@@ -279,19 +286,7 @@ class Ledger:
                 trace_hash,
                 committed_at,
             )
-            cur.execute(
-                "INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    row.artifact_id,
-                    row.version,
-                    row.content_hash,
-                    row.metrics_hash,
-                    row.run_id,
-                    row.trace_seq,
-                    row.trace_hash,
-                    row.committed_at,
-                ),
-            )
+            self._insert_commit(row)
             cur.execute("COMMIT")
             return row
         except BaseException:
@@ -338,6 +333,148 @@ class Ledger:
     def held(self, status: str | None = None) -> list[HeldRow]:
         sql = "SELECT * FROM held" + (" WHERE status = ?" if status else "") + " ORDER BY held_at"
         return [HeldRow(*r) for r in self._db.execute(sql, (status,) if status else ())]
+
+    # -- a person's review (approve | reject | revert) ------------------------------------
+    def review_held(
+        self,
+        run_id: str,
+        action: str,
+        at: str,
+        note: str,
+        tail: tuple[int, str, str],
+        record: str,
+        commit: CommitRow | None = None,
+    ) -> None:
+        """Approve (with `commit`, the new version) or reject a pending held run, in one
+        transaction: the held row's status, the run's status and new trace anchor (`tail`:
+        seq, hash and payload of the review record, appended to the trace after), the
+        commit row when approved, and the override record in the outcome log. Raises
+        LookupError when the run is not HELD and pending, ValueError when the artifact
+        gained a version meanwhile."""
+        seq, head, payload = tail
+        with self._txn():
+            row = self._db.execute(
+                "SELECT h.artifact_id, r.trace_len FROM held h JOIN runs r USING (run_id)"
+                " WHERE h.run_id = ? AND h.status = 'pending' AND r.status = 'HELD'",
+                (run_id,),
+            ).fetchone()
+            if row is None or row[1] != seq:
+                raise LookupError(run_id)
+            if commit is not None:
+                (latest,) = self._db.execute(
+                    "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
+                    (commit.artifact_id,),
+                ).fetchone()
+                if commit.version != latest + 1:
+                    raise ValueError(f"{commit.artifact_id} is at version {latest} now")
+                self._insert_commit(commit)
+            self._db.execute(
+                "UPDATE held SET status = ?, reviewed_at = ?, note = ? WHERE run_id = ?",
+                (action, at, note, run_id),
+            )
+            self._db.execute(
+                "UPDATE runs SET status = ?, trace_len = ?, trace_head = ? WHERE run_id = ?",
+                ("COMMITTED" if action == "approved" else "REJECTED", seq + 1, head, run_id),
+            )
+            self._db.execute(
+                "INSERT INTO outcomes (run_id, kind, record) VALUES (?, 'override', ?)",
+                (run_id, record),
+            )
+            self._db.execute(
+                "INSERT INTO trace_tail (run_id, seq, payload) VALUES (?, ?, ?)",
+                (run_id, seq, payload),
+            )
+
+    def revert(
+        self,
+        run: RunRow,
+        tail: tuple[int, str, str],
+        commit: CommitRow,
+        record: str | None,
+    ) -> None:
+        """A person's revert, in one transaction: a run row for the act (its trace is the
+        one review record `tail`), the commit row that makes the older content the newest
+        version, and the override record of the run whose version was undone."""
+        seq, head, payload = tail
+        with self._txn():
+            (latest,) = self._db.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
+                (commit.artifact_id,),
+            ).fetchone()
+            if commit.version != latest + 1:
+                raise ValueError(f"{commit.artifact_id} is at version {latest} now")
+            self._db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.run_id,
+                    run.artifact_id,
+                    run.batch_id,
+                    run.input_hash,
+                    run.status,
+                    run.started_at,
+                    seq + 1,
+                    head,
+                    run.outcome,
+                ),
+            )
+            self._insert_commit(commit)
+            if record is not None:
+                self._db.execute(
+                    "INSERT INTO outcomes (run_id, kind, record) VALUES (?, 'override', ?)",
+                    (commit.run_id, record),
+                )
+            self._db.execute(
+                "INSERT INTO trace_tail (run_id, seq, payload) VALUES (?, ?, ?)",
+                (run.run_id, seq, payload),
+            )
+
+    def append_outcome(self, kind: str, record: str, run_id: str | None = None) -> None:
+        """One record into the outcome log (a relax, say), its own transaction."""
+        with self._txn():
+            self._db.execute(
+                "INSERT INTO outcomes (run_id, kind, record) VALUES (?, ?, ?)",
+                (run_id, kind, record),
+            )
+
+    def trace_tails(self) -> list[tuple[str, int, str]]:
+        """(run_id, seq, payload) of review records not yet known to be in their trace."""
+        return [
+            (str(r), int(n), str(p))
+            for r, n, p in self._db.execute(
+                "SELECT run_id, seq, payload FROM trace_tail ORDER BY run_id, seq"
+            )
+        ]
+
+    def drop_trace_tail(self, run_id: str, seq: int) -> None:
+        self._db.execute("DELETE FROM trace_tail WHERE run_id = ? AND seq = ?", (run_id, seq))
+
+    def run_outcome_record(self, run_id: str) -> str | None:
+        """The run's own outcome record (kind 'run'), as JSON."""
+        r = self._db.execute(
+            "SELECT record FROM outcomes WHERE run_id = ? AND kind = 'run'", (run_id,)
+        ).fetchone()
+        return str(r[0]) if r else None
+
+    def commit_version(self, artifact_id: str, version: int) -> CommitRow | None:
+        r = self._db.execute(
+            "SELECT * FROM commits WHERE artifact_id = ? AND version = ?", (artifact_id, version)
+        ).fetchone()
+        return CommitRow(*r) if r else None
+
+    def _insert_commit(self, row: CommitRow) -> None:
+        self._db.execute(
+            "INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.artifact_id,
+                row.version,
+                row.content_hash,
+                row.metrics_hash,
+                row.run_id,
+                row.trace_seq,
+                row.trace_hash,
+                row.committed_at,
+            ),
+        )
 
     # -- what the workspace remembers ----------------------------------------------------
     def remember_pack(self, path: str) -> None:

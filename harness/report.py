@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import mean
+from typing import Any
 
 import orjson
 
@@ -132,6 +133,8 @@ def _run_cost(ws: Workspace, row: RunRow) -> Cost:
             ev = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue  # a torn last line of an interrupted run
+        if ev.get("kind") == "review":
+            break  # a person's later act, not the run's time
         cost.first_at = cost.first_at or str(ev.get("at", ""))
         cost.last_at = str(ev.get("at", cost.last_at))
         if ev.get("kind") == "usage":
@@ -174,9 +177,11 @@ class Report:
     max_attempts: int = 0
     run_costs: list[Cost] = field(default_factory=list)  # every run in the ledger
     batch_costs: list[Cost] = field(default_factory=list)
+    learning: dict[str, Any] | None = None  # `membrane learn report`'s data (api fills it)
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "learning": self.learning,
             "baseline": vars(self.baseline),
             "refined": vars(self.refined),
             "runs": self.runs,
@@ -192,7 +197,7 @@ class Report:
 def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
     ledger = Ledger(ws.ledger_path)
     try:
-        every_run = ledger.runs()
+        every_run = [r for r in ledger.runs() if r.status != "REVERT"]  # a person's act
         runs = [r for r in every_run if r.status not in ("running", "INTERRUPTED")]
         latest = {}
         for r in runs:  # the last settled run of each artifact

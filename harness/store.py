@@ -27,7 +27,7 @@ import orjson
 
 from harness.ledger import Ledger
 from harness.models import Artifact
-from harness.trace.chain import verify_chain
+from harness.trace.chain import append_line, verify_chain
 from harness.workspace import Workspace, atomic_write
 
 __all__ = [
@@ -82,6 +82,7 @@ class RecoveryReport:
     interrupted: int = 0
     archived: int = 0
     orphans_removed: int = 0
+    reviews_replayed: int = 0
 
 
 def _trim_partial_line(path: Path) -> None:
@@ -113,6 +114,21 @@ def _settle_runs(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:
             status = "INTERRUPTED"
             report.interrupted += 1
         ledger.finish_run(run.run_id, status, length, head, None)
+
+
+def _replay_trace_tails(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:
+    """A review act the ledger committed but a kill kept out of its trace: append it.
+    (Appended already: nothing to do. Either way the ledger forgets the tail.)"""
+    for run_id, seq, payload in ledger.trace_tails():
+        path = ws.trace_path(run_id)
+        length = 0
+        if path.exists():
+            _trim_partial_line(path)
+            length = verify_chain(path, anchor=None).length
+        if length == seq:
+            append_line(path, payload.encode())
+            report.reviews_replayed += 1
+        ledger.drop_trace_tail(run_id, seq)
 
 
 def _sweep(
@@ -153,6 +169,7 @@ def recover(ws: Workspace, ledger: Ledger) -> RecoveryReport:
     """Bring the workspace back to what the ledger says. Safe to run at any time."""
     ws.ensure()
     report = RecoveryReport()
+    _replay_trace_tails(ws, ledger, report)
     _settle_runs(ws, ledger, report)
     _sweep_objects(ws, ledger, report)
     rebuild_view(ws, ledger)

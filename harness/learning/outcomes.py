@@ -1,13 +1,29 @@
 """The outcome record: what a finished run teaches (DESIGN.md §8). Untrusted on the way in
 (it may come back from a file a person edited): strict pydantic, a record that does not
-validate is refused and never learned from."""
+validate is refused and never learned from.
+
+Validation is rust-side wherever pydantic can say the rule (patterns, ranges, lengths,
+literals); what it cannot (the cross-field checks) stays a small python validator.
+`parse_records` validates a whole outcome log in one call and gives exactly what
+`parse_record` gives for each line (see `_FAST`)."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Json,
+    StringConstraints,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from harness.models import CRITIQUE_CODE_PATTERN
 
@@ -19,10 +35,17 @@ __all__ = [
     "OverrideRecord",
     "RelaxRecord",
     "parse_record",
+    "parse_records",
 ]
 
 # `offline`, `openai:<model>`, `hermes:<model>`: a name, then optionally ':' and a model id
 PROPOSER_PATTERN = r"^[a-z][a-z0-9_-]{0,63}(:[^\s:][^\s]{0,199})?$"
+
+# A failed attempt's codes were checked with python's `re.match(CRITIQUE_CODE_PATTERN)`,
+# whose `$` also matches before one final newline; pydantic's rust regex `$` does not. The
+# same rule, rust-side: the pattern with an optional final newline (a test pins the two).
+_ATTEMPT_CODE_PATTERN = CRITIQUE_CODE_PATTERN.removesuffix("$") + r"\n?$"
+_AttemptCode = Annotated[str, StringConstraints(pattern=_ATTEMPT_CODE_PATTERN)]
 
 
 class _Strict(BaseModel):
@@ -34,15 +57,8 @@ class FailedAttempt(_Strict):
     (errors only) and the first fix hint given for each."""
 
     attempt: int = Field(ge=2)  # attempt 1 is the input, not the proposer's work
-    codes: tuple[str, ...] = Field(min_length=1)
-    fix_hints: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _codes_are_codes(self) -> FailedAttempt:
-        for c in (*self.codes, *self.fix_hints):
-            if not re.match(CRITIQUE_CODE_PATTERN, c):
-                raise ValueError(f"{c!r} is not a critique code")
-        return self
+    codes: tuple[_AttemptCode, ...] = Field(min_length=1)
+    fix_hints: dict[_AttemptCode, str] = Field(default_factory=dict)
 
 
 class OutcomeRecord(_Strict):
@@ -74,11 +90,21 @@ class OutcomeRecord(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> OutcomeRecord:
-        if self.retries != self.attempts - 1:
-            raise ValueError(f"retries {self.retries} != attempts {self.attempts} - 1")
-        if any(f.attempt > self.attempts for f in self.failed):
-            raise ValueError("a failed attempt after the run's last attempt")
+        attempts = self.attempts
+        if self.retries != attempts - 1:
+            raise ValueError(f"retries {self.retries} != attempts {attempts} - 1")
+        for f in self.failed:
+            if f.attempt > attempts:
+                raise ValueError("a failed attempt after the run's last attempt")
         return self
+
+
+# what each review act does to a run's result: (previous, result)
+_OVERRIDES = {
+    "approved": ("partial", "success"),
+    "rejected": ("partial", "failure"),
+    "reverted": ("success", "failure"),
+}
 
 
 class OverrideRecord(_Strict):
@@ -100,11 +126,7 @@ class OverrideRecord(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> OverrideRecord:
-        want = {
-            "approved": ("partial", "success"),
-            "rejected": ("partial", "failure"),
-            "reverted": ("success", "failure"),
-        }[self.human_override]
+        want = _OVERRIDES[self.human_override]
         if (self.previous, self.result) != want:
             raise ValueError(
                 f"{self.human_override} takes a {want[0]} run to {want[1]},"
@@ -138,7 +160,43 @@ LogRecord = Annotated[
 ]
 _ADAPTER: TypeAdapter[OutcomeRecord | OverrideRecord | RelaxRecord] = TypeAdapter(LogRecord)
 
+# The same choice of model, made rust-side (no python call per record): a record whose
+# "kind" names a model is that model; a record without "kind" is a run (the second
+# branch; records written before the log had kinds have none). `_kind` makes the same
+# choice, and the chosen model validates the same input either way, so a record `_FAST`
+# accepts is the record `parse_record` returns; one it refuses is handed to `parse_record`,
+# which decides (and says why).
+_FAST = Annotated[
+    Annotated[
+        OutcomeRecord | OverrideRecord | RelaxRecord,
+        Field(discriminator="kind"),
+    ]
+    | OutcomeRecord,
+    Field(union_mode="left_to_right"),
+]
+# Each line parsed on its own (`Json`): a line is one record whatever it holds. A line
+# that does not validate comes back as the line itself (the `str` branch).
+_BATCH: TypeAdapter[list[Any]] = TypeAdapter(
+    list[Annotated[Json[_FAST] | str, Field(union_mode="left_to_right")]]
+)
+
 
 def parse_record(raw: str | bytes) -> OutcomeRecord | OverrideRecord | RelaxRecord:
     """One outcome-log line, validated (raises pydantic.ValidationError)."""
     return _ADAPTER.validate_json(raw)
+
+
+def parse_records(
+    raws: Sequence[str],
+) -> list[OutcomeRecord | OverrideRecord | RelaxRecord | ValidationError]:
+    """Outcome-log lines, validated in one call: for each line what `parse_record` gives,
+    its record or the ValidationError it raises."""
+    out: list[OutcomeRecord | OverrideRecord | RelaxRecord | ValidationError] = []
+    for raw, v in zip(raws, _BATCH.validate_python(raws), strict=True):
+        if isinstance(v, str):  # refused by the batch: `parse_record` decides and says why
+            try:
+                v = parse_record(raw)
+            except ValidationError as exc:
+                v = exc
+        out.append(v)
+    return out

@@ -21,7 +21,16 @@ from pydantic import ValidationError
 from harness.errors import TraceError
 from harness.trace.events import EVENT_ADAPTER, Event
 
-__all__ = ["TraceWriter", "VerifyResult", "canonical", "event_hash", "read_trace", "verify_chain"]
+__all__ = [
+    "TraceWriter",
+    "VerifyResult",
+    "append_line",
+    "canonical",
+    "event_hash",
+    "read_trace",
+    "seal",
+    "verify_chain",
+]
 
 
 def canonical(obj: Any) -> bytes:
@@ -31,6 +40,23 @@ def canonical(obj: Any) -> bytes:
 def event_hash(payload: dict[str, Any]) -> str:
     body = {k: v for k, v in payload.items() if k != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def seal(event: Event) -> tuple[bytes, str]:
+    """An event's trace line (canonical JSON, its `hash` set) and that hash."""
+    payload = event.model_dump(mode="json")
+    digest = event_hash(payload)
+    payload["hash"] = digest
+    return canonical(payload), digest
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one sealed record to a finished run's trace and fsync it (a person's review
+    act; the ledger committed it first and recovery re-appends it if a kill came between)."""
+    with open(path, "ab") as fh:
+        fh.write(line.rstrip(b"\n") + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 class TraceWriter:
@@ -49,10 +75,8 @@ class TraceWriter:
         event = factory(
             seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields
         )
-        payload = event.model_dump(mode="json")
-        digest = event_hash(payload)
-        payload["hash"] = digest
-        self._fh.write(canonical(payload) + b"\n")
+        line, digest = seal(event)
+        self._fh.write(line + b"\n")
         self._fh.flush()
         self.seq += 1
         self.head = digest
