@@ -36,7 +36,6 @@ examples:
   membrane rules show --mermaid
   membrane learn status
   membrane review list
-  membrane review approve fac-0001.r1
   membrane report
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
@@ -58,6 +57,100 @@ def _command(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
+
+
+def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """`learn status|report|rebuild|relax`, `review list|show|approve|reject`, `revert`."""
+    lrn = sub.add_parser(
+        "learn",
+        help="what finished runs taught: reliability, patterns, overlays",
+        description="what finished runs taught: reliability, patterns, overlays",
+    )
+    lsub = lrn.add_subparsers(dest="learn_command", required=True, metavar="SUBCOMMAND")
+    _command(
+        lsub,
+        common,
+        "status",
+        "reliability per proposer, its overlay and the failure patterns (from the outcome log)",
+        "membrane learn status --json",
+    )
+    _command(
+        lsub,
+        common,
+        "rebuild",
+        "recompute the learned state from the whole outcome log and say whether it equals the "
+        "incremental one",
+        "membrane learn rebuild",
+    )
+    _command(
+        lsub,
+        common,
+        "report",
+        "strongest and weakest proposers, patterns seen 3+ times, overlays and what the last "
+        "cycle changed (Markdown; --json for the same as JSON)",
+        "membrane learn report --json",
+    )
+    rx = _command(
+        lsub,
+        common,
+        "relax",
+        "drop a proposer's overlay (a person's act, logged in the outcome log); its overlay "
+        "numbers start again from here",
+        'membrane learn relax offline --reason "reviewed its last 50 runs"',
+    )
+    rx.add_argument("proposer", help="the proposer id, as `membrane learn status` names it")
+    rx.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the log)")
+
+    rv = sub.add_parser(
+        "review",
+        help="the human review queue: HELD runs wait here",
+        description="the human review queue: HELD runs wait here for a person",
+    )
+    rvsub = rv.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
+    _command(
+        rvsub,
+        common,
+        "list",
+        "held runs waiting for a person, oldest first, with why they were held",
+        "membrane review list",
+    )
+    _command(
+        rvsub,
+        common,
+        "show",
+        "a held run: the artifact, its verdicts and a diff against its input",
+        "membrane review show fac-0001.r2",
+    ).add_argument("run")
+    ap = _command(
+        rvsub,
+        common,
+        "approve",
+        "publish a held artifact (it passed every gate) as the artifact's next version",
+        'membrane review approve fac-0001.r2 --note "checked the interval"',
+    )
+    ap.add_argument("run")
+    ap.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
+    rj = _command(
+        rvsub,
+        common,
+        "reject",
+        "settle a held run as REJECTED; nothing is published",
+        'membrane review reject fac-0002.r2 --reason "wrong interval for this unit"',
+    )
+    rj.add_argument("run")
+    rj.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the log)")
+    c = _command(
+        sub,
+        common,
+        "revert",
+        "undo a committed artifact: an older version (from archive/) becomes the newest",
+        'membrane revert fac-0001 --to 1 --note "v2 changed the interval"',
+    )
+    c.add_argument("artifact")
+    c.add_argument(
+        "--to", type=int, metavar="VERSION", help="the version to bring back (default: previous)"
+    )
+    c.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -183,94 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("table")
     w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")
     w.add_argument("column")
-    lrn = sub.add_parser(
-        "learn",
-        help="what finished runs taught: reliability, patterns, overlays",
-        description="what finished runs taught: reliability, patterns, overlays",
-    )
-    lsub = lrn.add_subparsers(dest="learn_command", required=True, metavar="SUBCOMMAND")
-    _command(
-        lsub,
-        common,
-        "status",
-        "reliability per proposer, its overlay and the failure patterns (from the outcome log)",
-        "membrane learn status --json",
-    )
-    _command(
-        lsub,
-        common,
-        "rebuild",
-        "recompute the learned state from the whole outcome log and say whether it equals the "
-        "incremental one",
-        "membrane learn rebuild",
-    )
-    _command(
-        lsub,
-        common,
-        "report",
-        "strongest and weakest proposers, patterns seen 3+ times, overlays and what the last "
-        "cycle changed (Markdown; --json for the same as JSON)",
-        "membrane learn report > learning.md",
-    )
-    rx = _command(
-        lsub,
-        common,
-        "relax",
-        "drop a proposer's overlay (a person's act, logged in the outcome log); its overlay "
-        "numbers start again from here",
-        'membrane learn relax openai:qwen2.5-7b --reason "prompt fixed in v2"',
-    )
-    rx.add_argument("proposer", help="the proposer id, as `membrane learn status` names it")
-    rx.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the log)")
-
-    rv = sub.add_parser(
-        "review",
-        help="the human review queue: HELD runs wait here",
-        description="the human review queue: HELD runs wait here for a person",
-    )
-    rvsub = rv.add_subparsers(dest="review_command", required=True, metavar="SUBCOMMAND")
-    _command(
-        rvsub,
-        common,
-        "list",
-        "held runs waiting for a person, oldest first, with why they were held",
-        "membrane review list",
-    )
-    _command(
-        rvsub,
-        common,
-        "show",
-        "a held run: the artifact, its verdicts and a diff against its input",
-        "membrane review show fac-0001.r1",
-    ).add_argument("run")
-    ap = _command(
-        rvsub,
-        common,
-        "approve",
-        "publish a held artifact (it passed every gate) as the artifact's next version",
-        'membrane review approve fac-0001.r1 --note "checked the standard"',
-    )
-    ap.add_argument("run")
-    ap.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
-    rj = _command(
-        rvsub,
-        common,
-        "reject",
-        "settle a held run as REJECTED; nothing is published",
-        'membrane review reject fac-0001.r1 --reason "wrong room for this unit"',
-    )
-    rj.add_argument("run")
-    rj.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the log)")
-    c = cmd(
-        "revert",
-        "undo a committed artifact: an older version (from archive/) becomes the newest",
-        'membrane revert fac-0001 --to 1 --note "v2 lost the room"',
-    )
-    c.add_argument("artifact")
-    c.add_argument(
-        "--to", type=int, metavar="VERSION", help="the version to bring back (default: previous)"
-    )
-    c.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
+    _learning_commands(sub, common)
     r = sub.add_parser(
         "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
     )

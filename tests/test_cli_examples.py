@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,18 @@ def _examples() -> list[str]:
 def test_the_help_has_examples_for_every_command() -> None:
     examples = _examples()
     commands = {e.split()[1] for e in examples}
-    assert {"batch", "refine", "report", "trace", "rules", "recover", "init"} <= commands
+    assert {
+        "batch",
+        "refine",
+        "report",
+        "trace",
+        "rules",
+        "recover",
+        "init",
+        "learn",
+        "review",
+        "revert",
+    } <= commands
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +67,23 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert len(result.runs) == len(DEMO.read_text().splitlines())
     first = DEMO.read_text().splitlines()[0]
     (d / "artifact.json").write_text(json.dumps(json.loads(first)))
+    # the review examples: fac-0001 and fac-0002 again with one interval changed, under a
+    # pack that requires approval, so runs fac-0001.r2 and fac-0002.r2 wait in the queue
+    # (and an approved fac-0001.r2 gives `revert fac-0001 --to 1` a version to undo)
+    pack = d / "approval-pack"
+    shutil.copytree(ROOT / "packs" / "facility", pack, ignore=shutil.ignore_patterns("corpus"))
+    toml = pack / "pack.toml"
+    toml.write_text(toml.read_text().replace("require_approval = false", "require_approval = true"))
+    again = []
+    for line in (d / "ws" / "current" / "corpus.jsonl").read_text().splitlines():
+        a = json.loads(line)
+        if a["id"] in ("fac-0001", "fac-0002"):
+            a["tables"]["maintenance"][-1]["interval_months"] += 1
+            again.append(json.dumps(a) + "\n")
+    (d / "again.jsonl").write_text("".join(again))
+    held = run_batch(d / "ws", d / "again.jsonl", pack)
+    assert [r.state for r in held.runs] == ["HELD", "HELD"]
+    run_batch(d / "ws", DEMO, ROOT / "packs" / "facility")  # the last pack is the shipped one
     return d
 
 
