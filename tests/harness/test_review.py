@@ -249,3 +249,35 @@ def test_the_outcome_log_parses_every_record_kind_written(tmp_path: Path) -> Non
     api.review_reject(tmp_path, "a2.r1", "no")
     for _run, kind, rec in log(tmp_path):
         assert parse_record(json.dumps(rec)).kind == kind
+
+
+def test_an_overlay_with_no_new_outcome_for_stale_days_is_flagged(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    ws, eng = make_engines(tmp_path, gates(), ScriptedProposer("fake", []))
+    try:
+        run_cohort(ws, eng, [art(f"a{i}") for i in range(5)])  # 5 settled: the numbers speak
+    finally:
+        eng.ledger.close()
+    last = datetime.fromisoformat(
+        api.learn_status(tmp_path)["proposers"]["fake"]["last_outcome_at"]
+    )
+    fresh = api.learn_status(tmp_path, now=last + timedelta(days=29))
+    assert fresh["proposers"]["fake"]["overlay"] and not fresh["proposers"]["fake"]["stale"]
+    old = api.learn_status(tmp_path, now=last + timedelta(days=31))
+    assert old["proposers"]["fake"]["stale"]
+    report = api.learn_report_data(tmp_path, now=last + timedelta(days=31))
+    assert report["overlays"][0]["stale"] is True
+    (tmp_path / "membrane.toml").write_text("[learning]\nstale_days = 10\n")
+    assert api.learn_status(tmp_path, now=last + timedelta(days=11))["proposers"]["fake"]["stale"]
+    # nothing decays: the overlay is still there, flagged, until a person relaxes it
+    relaxed = api.learn_relax(tmp_path, "fake", "reviewed it")
+    assert relaxed["proposer"] == "fake"
+    after = api.learn_status(tmp_path)
+    assert after["proposers"]["fake"]["overlay"] is None
+    assert after["proposers"]["fake"]["relaxed"]["reason"] == "reviewed it"
+    with pytest.raises(Exception, match="no overlay to relax"):
+        api.learn_relax(tmp_path, "fake", "again")
+    assert main(["learn", "relax", "nobody", "--reason", "x", "-w", str(tmp_path)]) == 2
+    md = main(["learn", "report", "-w", str(tmp_path)])
+    assert md == 0
