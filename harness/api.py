@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from effectors.commit import Committer
 from effectors.critique import Critic
 from effectors.registry import GateContext, build_gate, build_proposer
-from harness import review
+from harness import review, teach
 from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
@@ -46,6 +46,7 @@ __all__ = [
     "RunSummary",
     "Session",
     "init_workspace",
+    "learn_lessons",
     "learn_relax",
     "learn_report_data",
     "learn_status",
@@ -226,6 +227,7 @@ def open_session(
         proposer=build_proposer(proposer_name, ctx),
         proposer_id=proposer_id,
         overlay=_overlay(ws, ledger, proposer_id) if config.learning.apply_overlays else None,
+        lessons=_lessons(ws, config, pack, proposer_id),
         spot_check=pack.config.policy.spot_check,
         critic=Critic(),
         committer=Committer(ws, ledger),
@@ -239,6 +241,36 @@ def open_session(
         max_tokens_per_batch=config.max_tokens_per_batch,
     )
     return Session(ws, config, pack, pools, ledger, engines)
+
+
+def _lessons(ws: Workspace, config: Config, pack: Pack, proposer_id: str) -> tuple[Any, ...]:
+    if not config.learning.lessons:
+        return ()
+    store = teach.open_store(ws, config)
+    try:
+        return teach.hints(store, pack, proposer_id, config.learning.lesson_context_bytes)
+    finally:
+        store.close()
+
+
+def _teach(session: Session, result: BatchResult, clock: Callable[[], str]) -> None:
+    """The lesson pass after a batch (signals, then proposals through the gate)."""
+    if not session.config.learning.lessons:
+        return
+    store = teach.open_store(session.ws, session.config)
+    try:
+        result.lessons = teach.after_batch(
+            session.ws,
+            session.ledger,
+            session.pack,
+            session.engines.proposer_id,
+            result.runs,
+            store,
+            clock(),
+            datetime.now(UTC),
+        )
+    finally:
+        store.close()
 
 
 def _overlay(ws: Workspace, ledger: Ledger, proposer_id: str) -> Overlay | None:
@@ -298,6 +330,7 @@ def run_batch(
                     progress(cycle.done, cycle.total)
             result = batch.result
             result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
+            _teach(session, result, clock)
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
@@ -336,6 +369,7 @@ def run_refine(
             recover(session.ws, session.ledger)
             result = session.batch([artifact], cohort_size=1).run()
             result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
+            _teach(session, result, clock)
             return result
 
 
@@ -473,6 +507,34 @@ def learn_relax(root: Path, proposer: str, reason: str) -> dict[str, Any]:
     return {"proposer": proposer, "relaxed": dataclasses.asdict(before), "reason": record.reason}
 
 
+def learn_lessons(root: Path, status: str | None = None) -> list[dict[str, Any]]:
+    """`membrane learn lessons`: every lesson with its confidence, support, scope, status."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    store = teach.open_store(ws, ws.config())
+    try:
+        lessons = store.lessons(status=(status,) if status else None)
+        return [
+            {
+                "key": x.key,
+                "status": x.status,
+                "target": x.target,
+                "confidence": x.confidence,
+                "support": x.support,
+                "scope": x.scope.model_dump(exclude_none=True),
+                "text": x.text,
+                "advice": x.advice.model_dump(mode="json", exclude_none=True) if x.advice else None,
+                "payload": x.payload,
+                "signals": len(store.signals(x.key)),
+                "locked": x.locked,
+                "updated_at": x.updated_at,
+            }
+            for x in sorted(lessons, key=lambda x: (-x.confidence, x.key))
+        ]
+    finally:
+        store.close()
+
+
 def _reviewer() -> str:
     return os.environ.get("MEMBRANE_REVIEWER") or getpass.getuser()
 
@@ -506,6 +568,7 @@ def review_approve(
     with _writing(root) as (ws, ledger):
         row = review.approve(ws, ledger, run_id, by=_reviewer(), note=note, clock=clock)
         learn_report.run_cycle(ws, ledger, row.committed_at)
+        teach.review_signal(ws, ws.config(), run_id, True, note, row.committed_at)
     return dataclasses.asdict(row)
 
 
@@ -515,7 +578,9 @@ def review_reject(
     """`membrane review reject RUN --reason TEXT`: nothing is published."""
     with _writing(root) as (ws, ledger):
         review.reject(ws, ledger, run_id, by=_reviewer(), reason=reason, clock=clock)
-        learn_report.run_cycle(ws, ledger, clock())
+        at = clock()
+        learn_report.run_cycle(ws, ledger, at)
+        teach.review_signal(ws, ws.config(), run_id, False, reason, at)
     return {"run_id": run_id, "status": "REJECTED", "reason": reason}
 
 
@@ -528,8 +593,11 @@ def revert_artifact(
 ) -> dict[str, Any]:
     """`membrane revert ARTIFACT [--to VERSION]`: an older version becomes the newest."""
     with _writing(root) as (ws, ledger):
+        undone = ledger.latest_commit(artifact_id)
         row = review.revert(ws, ledger, artifact_id, to=to, by=_reviewer(), note=note, clock=clock)
         learn_report.run_cycle(ws, ledger, row.committed_at)
+        if undone is not None:
+            teach.revert_signal(ws, ws.config(), undone.run_id, row.committed_at)
     return dataclasses.asdict(row)
 
 

@@ -90,6 +90,18 @@ def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
         "cycle changed (Markdown; --json for the same as JSON)",
         "membrane learn report --json",
     )
+    ls = _command(
+        lsub,
+        common,
+        "lessons",
+        "the lessons learned from finished runs: confidence, support, scope, status, text",
+        "membrane learn lessons --status active",
+    )
+    ls.add_argument(
+        "--status",
+        choices=("active", "pending", "accepted", "declined", "retired"),
+        help="only lessons with this status",
+    )
     rx = _command(
         lsub,
         common,

@@ -51,6 +51,8 @@ def dispatch(args: argparse.Namespace) -> int:
             return _learn_report(args, root)
         if args.learn_command == "relax":
             return _learn_relax(args, root)
+        if args.learn_command == "lessons":
+            return _learn_lessons(args, root)
         return _learn(args, root)
     if args.command == "review":
         return {
@@ -390,6 +392,31 @@ def _learn_report(args: argparse.Namespace, root: Path) -> int:
         emit_json(data)
     else:
         sys.stdout.write(learning_markdown(data) + "\n")
+    return EXIT_OK
+
+
+def _learn_lessons(args: argparse.Namespace, root: Path) -> int:
+    lessons = api.learn_lessons(root, args.status)
+    if args.json:
+        emit_json(lessons)
+        return EXIT_OK
+    if not lessons:
+        out.print("no lessons yet (a pass after each batch learns them)")
+        return EXIT_OK
+    table = Table(title=f"{len(lessons)} lesson(s), most confident first")
+    for col in ("key", "status", "confidence", "support", "scope", "lesson"):
+        table.add_column(col)
+    for x in lessons:
+        scope = ", ".join(f"{k}={v}" for k, v in x["scope"].items())
+        table.add_row(
+            x["key"][:10],
+            x["status"],
+            f"{x['confidence']:.2f}",
+            str(x["support"]),
+            scope,
+            x["text"],
+        )
+    out.print(table)
     return EXIT_OK
 
 

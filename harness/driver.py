@@ -57,6 +57,7 @@ class BatchResult:
     not_started: int = 0  # artifacts left for a later batch because it stopped
     tokens: int = 0  # model tokens this batch spent
     learning: CycleReport | None = None  # the learning cycle run after the batch
+    lessons: dict[str, object] | None = None  # the gated lesson pass run after the batch
 
     def count(self, state: RunState) -> int:
         return sum(1 for r in self.runs if r.state == state.value)

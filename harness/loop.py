@@ -114,7 +114,13 @@ def _crash(run: Run, effector: str | None, message: str) -> None:
     run.trace.append(ErrorEvent, effector=effector, message=message)
 
 
-def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, eng: Engines) -> None:
+def _record_proposal(
+    run: Run,
+    proposal: Proposal,
+    previous: Artifact | None,
+    eng: Engines,
+    lessons: tuple[str, ...] = (),
+) -> None:
     new = proposal.artifact
     data = artifact_bytes(new)
     digest = content_hash(data)
@@ -144,6 +150,7 @@ def _record_proposal(run: Run, proposal: Proposal, previous: Artifact | None, en
         tool_calls=proposal.tool_calls,
         tokens_prompt=proposal.tokens_prompt,
         tokens_completion=proposal.tokens_completion,
+        lessons=lessons,
     )
 
 
@@ -195,7 +202,7 @@ def _propose(run: Run, eng: Engines) -> None:
         attempt=run.attempt,
         candidate=run.candidate,
         critique=run.report,
-        lessons=eng.lessons,
+        lessons=eng.lessons_for(run.candidate),
         tokens_left=_tokens_left(run, eng),
     )
     try:
@@ -217,7 +224,7 @@ def _propose(run: Run, eng: Engines) -> None:
                 "proposal.invalid", f"artifact id changed to {proposal.artifact.id!r}"
             )
         )
-    _record_proposal(run, proposal, run.candidate, eng)
+    _record_proposal(run, proposal, run.candidate, eng, tuple(h.key for h in request.lessons))
     if problems:
         _reject(run, problems)
         return

@@ -268,12 +268,23 @@ class CritiqueReport(Frozen):
     spine: Spine
 
 
+class LessonHint(Frozen):
+    """A learned lesson in a proposer's context: advice, not instruction. `advice` is the
+    structured form a deterministic proposer can act on (`harness.learning.lessons.Advice`
+    as JSON); an LLM reads `text`."""
+
+    key: str
+    text: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    advice: dict[str, Any] | None = None
+
+
 class ProposalRequest(Frozen):
     run_id: str
     attempt: int
     candidate: Artifact
     critique: CritiqueReport
-    lessons: tuple[str, ...] = ()
+    lessons: tuple[LessonHint, ...] = ()
     tokens_left: int | None = None  # what the token budgets still allow (None: no budget)
 
 

@@ -218,6 +218,9 @@ class Policy(_Strict):
     # the share of passing runs held for a person's spot-check; a learned overlay's risk
     # multiplier scales it (1.4 for an unreliable proposer, 0.9 for a reliable one)
     spot_check: float = Field(default=0.0, ge=0.0, le=1.0)
+    # a committed run's lessons get a positive signal once this long passes with no undo
+    # (None: LEARNING_UNDO_WINDOW_SEC, a day by default)
+    undo_window_sec: float | None = Field(default=None, ge=0.0, le=365 * 86_400.0)
     rules: str = "agenda_v1"  # the agenda's ruleset, by name (rules.RULESETS)
     placeholders: list[str] = Field(default_factory=list)  # exact, case-insensitive
 

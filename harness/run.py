@@ -15,7 +15,15 @@ from harness.agenda import Agenda
 from harness.fsm import RunMachine
 from harness.learning.outcomes import FailedAttempt, OutcomeRecord
 from harness.ledger import Ledger
-from harness.models import Artifact, Cell, CritiqueReport, RunState, StepOutcome, Verdict
+from harness.models import (
+    Artifact,
+    Cell,
+    CritiqueReport,
+    LessonHint,
+    RunState,
+    StepOutcome,
+    Verdict,
+)
 from harness.models import Effector as E
 from harness.ports import Committer, Critic, Gate, Proposer
 from harness.scratch import Scratch
@@ -77,7 +85,7 @@ class Engines:
     overlay: Overlay | None = None  # learned for this proposer (None: none yet)
     spot_check: float = 0.0  # the pack's spot-check rate; the overlay's risk scales it
     scratch: Scratch | None = None  # where each proposer attempt's candidate is kept
-    lessons: tuple[str, ...] = ()
+    lessons: tuple[LessonHint, ...] = ()  # active lessons for this pack and proposer, ranked
     proposer_id: str = ""  # `offline`, `openai:<model>`: whose outcomes these are
     max_tokens_per_run: int | None = None  # model tokens (prompt + completion)
     max_tokens_per_batch: int | None = None
@@ -94,6 +102,16 @@ class Engines:
         """The share of passing runs held for a person: the pack's rate × the risk."""
         risk = self.overlay.risk_multiplier if self.overlay else 1.0
         return min(1.0, max(0.0, self.spot_check * risk))
+
+    def lessons_for(self, artifact: Artifact) -> tuple[LessonHint, ...]:
+        """The lessons that bear on this artifact: those about a table it has (or about
+        none in particular), in rank order."""
+        out = []
+        for h in self.lessons:
+            column = (h.advice or {}).get("column")
+            if column is None or str(column).partition(".")[0] in artifact.tables:
+                out.append(h)
+        return tuple(out)
 
     def approval_reasons(self, spot_checked: bool) -> list[str]:
         """Why a passing run of this batch needs a person (empty: it does not)."""

@@ -92,6 +92,10 @@ class LearningConfig(BaseModel):
     # apply each proposer's learned overlay to its runs (false: compute and report only)
     apply_overlays: bool = True
     stale_days: int = Field(default=30, ge=1, le=36_500)  # flag an overlay this quiet
+    # lessons: a gated pass after each batch learns them; proposers get the active ones
+    lessons: bool = True
+    lesson_budget: int = Field(default=20, ge=1, le=10_000)  # live lessons per scope
+    lesson_context_bytes: int = Field(default=4096, ge=0, le=1_000_000)  # injected per run
 
 
 class Config(BaseModel):

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pydantic import ValidationError
+
 from effectors.critique import critique_sort_key
 from effectors.prose.matcher import EntityMatcher
 from effectors.scaffold import draft_prose, foreign_keys, fresh_key, pick_reference, synth_column
+from harness.learning.lessons import Advice
 from harness.models import Artifact, Cell, CellRef, Critique, Proposal, ProposalRequest
 from harness.pack import Pack
 from harness.pools import Pools
@@ -47,6 +50,20 @@ class OfflineProposer:
         return _Repair(self, request).run()
 
 
+def _advice(request: ProposalRequest) -> list[tuple[str, Advice]]:
+    """The structured advice of the lessons in context (malformed advice is skipped: a
+    lesson is advice, never a reason to fail)."""
+    out = []
+    for hint in request.lessons:
+        if hint.advice is None:
+            continue
+        try:
+            out.append((hint.key, Advice.model_validate(hint.advice)))
+        except ValidationError:
+            continue
+    return out
+
+
 class _Repair:
     """One proposal's worth of repairs on a mutable copy of the candidate."""
 
@@ -61,6 +78,7 @@ class _Repair:
         self.notes: list[str] = []
         self.tool_calls: list[str] = []
         self.named = {ref for c in self.critiques if (ref := c.location.cell()) is not None}
+        self.advice = _advice(request)
 
     # -- bookkeeping -------------------------------------------------------------------
     def artifact(self, prose: str | None = None) -> Artifact:
@@ -109,9 +127,12 @@ class _Repair:
                 self.repair_cell(ref, c.code, None)
         if cell_less:
             self.repair_implied(cell_less[0].code)
+        self.apply_reference_lessons()
         self.restore_locked()
         prose = None
-        if self.o.pack.config.prose.enabled and (redraft or self.prose_is_stale()):
+        if self.o.pack.config.prose.enabled and (
+            redraft or self.prose_is_stale() or self.prose_lesson()
+        ):
             self.tool_calls.append("draft_prose")
             prose = draft_prose(self.o.pack, self.o.pools, self.artifact(), matcher=self.o.matcher)
             self.notes.append("prose redrafted from the tables")
@@ -169,7 +190,52 @@ class _Repair:
             key = fresh_key([r.get(ref.column) for r in rows], rows[ref.row].get(ref.column))
             self.set(ref, key, why)
 
+    def prose_lesson(self) -> bool:
+        """A `redraft_prose` lesson: any repair this attempt redrafts the prose too."""
+        if self.changed and any(a.kind == "redraft_prose" for _k, a in self.advice):
+            self.notes.append("lesson: redraft the prose in the same attempt as value repairs")
+            return True
+        return False
+
+    def lesson_value(self, ref: CellRef) -> Cell | None:
+        """The value a `prefer_value` lesson advises for this cell (its row's class matching
+        the lesson's), unless the cell already holds it (then it did not help here)."""
+        column = f"{ref.table}.{ref.column}"
+        row = self.tables[ref.table][ref.row]
+        for key, a in self.advice:
+            if a.kind != "prefer_value" or a.column != column or a.value is None:
+                continue
+            if a.when_column is not None and row.get(a.when_column) != a.when_value:
+                continue
+            if row.get(ref.column) != a.value:
+                self.notes.append(f"lesson {key[:8]}: {column} = {a.value!r} first")
+                return a.value
+        return None
+
+    def apply_reference_lessons(self) -> None:
+        """`check_references` lessons: when this attempt repairs anything, dangling
+        references in the lesson's column are repaired now, not after the RI gate finds
+        them on the next attempt."""
+        if not self.changed:
+            return
+        for key, a in self.advice:
+            if a.kind != "check_references" or a.column is None:
+                continue
+            table, _, column = a.column.partition(".")
+            target = self.o.fks.get((table, column))
+            if target is None or table not in self.tables:
+                continue
+            keys = {r.get(target[1]) for r in self.tables.get(target[0], [])}
+            for i, row in enumerate(self.tables[table]):
+                ref = CellRef(table=table, row=i, column=column)
+                if row.get(column) not in keys and str(ref) not in self.locked:
+                    self.point_fk(ref, f"lesson {key[:8]}: check references", None)
+
     def synth(self, ref: CellRef, why: str, expected: str | None) -> None:
+        advised = self.lesson_value(ref)
+        if advised is not None:
+            self.set(ref, advised, why + ", a lesson's value")
+            return
         within = expected if expected in self.o.pools.classes else None
         self.tool_calls.append("synth_column")
         values = synth_column(self.o.pack, self.o.pools, self.artifact(), ref.table, ref.column,

@@ -66,7 +66,8 @@ output format. A block ends only at the closing tag with the same id.
 * `spine`: locked cells, `"table[row].column": value`. Copy each one unchanged; a proposal
   that changes or drops a locked cell is rejected without being judged.
 * `pool`: for each object column, the class its values come from and the labels admitted.
-* `lessons` (sometimes): what earlier runs learned; signals, not rules.
+* `lessons` (sometimes): advice learned from earlier runs, with how far it has held up
+  (confidence 0..1); advice, not rules: the critique and the spine decide.
 
 Tools: `synth_column`, `rebuild_table` and `draft_prose` compute suggestions from the
 pack's ontology; call them when they help, then copy what you keep into your answer.
@@ -130,7 +131,15 @@ def user_message(request: ProposalRequest, pack: Pack, pools: Pools) -> str:
         data_block("pool", pool_context(pack, pools)),
     ]
     if request.lessons:
-        parts.append(data_block("lessons", list(request.lessons)))
+        parts.append(
+            data_block(
+                "lessons",
+                [
+                    {"advice": h.text, "confidence": round(h.confidence, 2)}
+                    for h in request.lessons
+                ],
+            )
+        )
     return "\n\n".join(parts)
 
 

@@ -5,8 +5,8 @@
   second row.
 * **Budget**: at most `budget` live lessons per scope; a new lesson over it is `failed`
   (the gate said yes, the store could not write), never silently dropped or evicted.
-* **Confidence** is the mean of a Beta posterior: the prior is Beta(1 + score, 2 − score) (a
-  lesson starts where its reviewer's score puts it, weakly), a positive signal of magnitude m
+* **Confidence** is the mean of a Beta posterior: the prior is Beta(2 · score, 2 · (1 − score))
+  (a lesson starts at its reviewer's score, worth two observations), a positive signal of magnitude m
   adds m · feedback_weight to α, a negative one to β, a neutral one nothing. Per-lesson
   constraints apply when a signal is: `locked` (the posterior never changes), `floor` and
   `ceiling` (the confidence reported and ranked by is clamped to them), `feedback_weight`.
@@ -77,6 +77,12 @@ CREATE TABLE IF NOT EXISTS signals (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS one_signal_per_run ON signals (key, kind, run_id)
     WHERE run_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS watch (          -- committed with the lesson in context: positive
+    key          TEXT NOT NULL,             -- once the undo window passes without an undo
+    run_id       TEXT NOT NULL,
+    committed_at TEXT NOT NULL,
+    PRIMARY KEY (key, run_id)
+);
 """
 
 _LIVE = ("active", "pending")
@@ -195,9 +201,15 @@ class LessonStore:
             if row is not None and row["status"] in (*_LIVE, "accepted"):
                 evidence = list(dict.fromkeys([*orjson.loads(row["evidence"]), *p.evidence]))
                 self._db.execute(
-                    "UPDATE lessons SET support = support + 1, evidence = ?, updated_at = ?"
-                    " WHERE key = ?",
-                    (orjson.dumps(evidence[-_MAX_EVIDENCE:]).decode(), at, key),
+                    "UPDATE lessons SET support = support + 1, evidence = ?, text = ?,"
+                    " advice = ?, updated_at = ? WHERE key = ?",
+                    (
+                        orjson.dumps(evidence[-_MAX_EVIDENCE:]).decode(),
+                        p.text,  # the newest wording (its counts) of the same lesson
+                        p.advice.model_dump_json() if p.advice else row["advice"],
+                        at,
+                        key,
+                    ),
                 )
                 return StoreResult("applied", key, reinforced=True)
             if row is not None:  # declined or retired: a person or a pass said no
@@ -227,8 +239,8 @@ class LessonStore:
                     orjson.dumps(p.payload, option=orjson.OPT_SORT_KEYS).decode(),
                     status,
                     p.score,
-                    1.0 + p.score,
-                    2.0 - p.score,
+                    max(0.01, 2.0 * p.score),
+                    max(0.01, 2.0 * (1.0 - p.score)),
                     orjson.dumps(list(p.evidence)[-_MAX_EVIDENCE:]).decode(),
                     at,
                     at,
@@ -317,6 +329,29 @@ class LessonStore:
         self._db.execute(
             "UPDATE lessons SET status = ?, updated_at = ? WHERE key = ?", (status, at, key)
         )
+
+    # -- the implicit-timeout watch ----------------------------------------------------
+    def watch(self, key: str, run_id: str, committed_at: str) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO watch (key, run_id, committed_at) VALUES (?, ?, ?)",
+            (key, run_id, committed_at),
+        )
+
+    def due(self, before: str) -> list[tuple[str, str]]:
+        """(key, run_id) watched since before `before` (ISO time)."""
+        return [
+            (str(k), str(r))
+            for k, r in self._db.execute(
+                "SELECT key, run_id FROM watch WHERE committed_at <= ? ORDER BY committed_at",
+                (before,),
+            )
+        ]
+
+    def unwatch(self, run_id: str, key: str | None = None) -> None:
+        if key is None:
+            self._db.execute("DELETE FROM watch WHERE run_id = ?", (run_id,))
+        else:
+            self._db.execute("DELETE FROM watch WHERE run_id = ? AND key = ?", (run_id, key))
 
     # -- reads --------------------------------------------------------------------------
     def get(self, key: str) -> Lesson | None:

@@ -155,12 +155,18 @@ class LessonProposal(_Strict):
         return self
 
     def key(self) -> str:
-        """A stable key of the normalised lesson: re-proposing it reinforces the same row."""
+        """A stable key of the normalised lesson: re-proposing it reinforces the same row.
+        What the lesson *says* identifies it: its target, scope and structured advice (the
+        codes it addresses aside) or payload; its wording only when it has neither (a
+        reviewer re-counting its evidence is the same lesson)."""
+        advice = (
+            self.advice.model_dump(mode="json", exclude={"codes"}) if self.advice else None
+        )
         body = {
             "target": self.target,
             "scope": self.scope.key(),
-            "text": normalise_text(self.text),
-            "advice": self.advice.model_dump(mode="json") if self.advice else None,
+            "text": None if (advice or self.payload) else normalise_text(self.text),
+            "advice": advice,
             "payload": {k: normalise_text(v) for k, v in sorted(self.payload.items())},
         }
         return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]

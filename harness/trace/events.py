@@ -83,6 +83,7 @@ class ProposalEvent(_Event):
     tool_calls: tuple[str, ...] = ()
     tokens_prompt: int = 0
     tokens_completion: int = 0
+    lessons: tuple[str, ...] = ()  # keys of the lessons in the proposer's context
 
 
 class UsageEvent(_Event):
