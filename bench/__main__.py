@@ -15,6 +15,7 @@ BENCHES = {
     "ri_gate": "bench.ri_gate",
     "prose_gate": "bench.prose_gate",
     "outcomes": "bench.outcomes",
+    "learning": "bench.learning",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 

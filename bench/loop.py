@@ -38,7 +38,17 @@ class _InstantCommitter:
 
         return Row()
 
-    hold = commit
+    def hold(
+        self,
+        run_id: str,
+        artifact: Artifact,
+        metrics: Any,
+        seq: int,
+        head: str,
+        at: str,
+        why: str = "",
+    ) -> Any:
+        return self.commit(run_id, artifact, metrics, seq, head, at)
 
 
 def _overhead(n_runs: int, rounds: int, memo: bool = True) -> tuple[float, float, int]:

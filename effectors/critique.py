@@ -12,7 +12,7 @@ which cells it did not admit through `Verdict.rejected`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.models import (
     Artifact,
@@ -24,6 +24,7 @@ from harness.models import (
     Spine,
     Verdict,
 )
+from harness.pack import Pack
 
 __all__ = ["Critic", "build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
 
@@ -48,9 +49,16 @@ def critique_sort_key(c: Critique) -> tuple[object, ...]:
 
 
 def build_report(
-    verdicts: Sequence[Verdict], candidate: Artifact, attempt: int
+    verdicts: Sequence[Verdict],
+    candidate: Artifact,
+    attempt: int,
+    unjudged: Mapping[str, frozenset[tuple[str, str]]] | None = None,
 ) -> CritiqueReport:
-    """The critique report for `candidate` after the gates returned `verdicts`."""
+    """The critique report for `candidate` after the gates returned `verdicts`.
+
+    `unjudged`: per gate, the (table, column)s it does not judge (VALUE_GATE does not judge
+    foreign keys). Such a cell is locked only when a gate that judges it admitted it: after
+    a value failure, a dangling reference the RI gate has not seen yet stays open."""
     mine = [v for v in verdicts if v.artifact_id == candidate.id]
     failed = [v for v in mine if not v.passed]
     source = failed or mine
@@ -66,6 +74,9 @@ def build_report(
         cell for v in mine for c in v.critiques
         if c.severity == "error" and (cell := c.location.cell()) is not None
     }
+    if unjudged and mine:
+        blind = frozenset.intersection(*(unjudged.get(v.gate, frozenset()) for v in mine))
+        unlocked |= {r for r in candidate.cells() if (r.table, r.column) in blind}
     return CritiqueReport(
         gate=gate,
         attempt=attempt,
@@ -124,14 +135,25 @@ def check_locked(spine: Spine, proposal: Artifact) -> list[Critique]:
 
 
 class Critic:
-    """The critique effector behind the loop's `Critic` port."""
+    """The critique effector behind the loop's `Critic` port. With the pack, the spine
+    leaves open the foreign keys only the value gate has seen (it does not judge them)."""
 
     name = "critique"
+
+    def __init__(self, pack: Pack | None = None) -> None:
+        self.unjudged: dict[str, frozenset[tuple[str, str]]] = {}
+        if pack is not None:
+            self.unjudged["value_gate"] = frozenset(
+                (t, c)
+                for t, b in pack.tables.items()
+                for c, col in b.columns.items()
+                if col.kind == "id" and c not in b.key
+            )
 
     def report(
         self, failed: Sequence[Verdict], candidate: Artifact, attempt: int
     ) -> CritiqueReport:
-        return build_report(failed, candidate, attempt)
+        return build_report(failed, candidate, attempt, self.unjudged)
 
     def locked_breaches(self, spine: Spine, proposal: Artifact) -> list[Critique]:
         return check_locked(spine, proposal)

@@ -229,7 +229,7 @@ def open_session(
         overlay=_overlay(ws, ledger, proposer_id) if config.learning.apply_overlays else None,
         lessons=_lessons(ws, config, pack, proposer_id),
         spot_check=pack.config.policy.spot_check,
-        critic=Critic(),
+        critic=Critic(pack),
         committer=Committer(ws, ledger),
         scratch=Scratch(ws.scratch, ws.inputs),
         ledger=ledger,

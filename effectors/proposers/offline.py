@@ -168,8 +168,17 @@ class _Repair:
                 continue
             for row in range(len(self.tables[table])):
                 for ref in self.open_cells(table, row):
-                    if ref not in self.named and self.exists(ref):
+                    if ref not in self.named and self.exists(ref) and not self.sound_fk(ref):
                         self.repair_cell(ref, f"implied by {code}", None)
+
+    def sound_fk(self, ref: CellRef) -> bool:
+        """A foreign key naming a row that exists: nothing to repair (an open cell is not
+        a wrong one: the spine leaves references open that no gate has judged yet)."""
+        target = self.o.fks.get((ref.table, ref.column))
+        if target is None:
+            return False
+        keys = {r.get(target[1]) for r in self.tables.get(target[0], [])}
+        return self.tables[ref.table][ref.row].get(ref.column) in keys
 
     def repair_cell(self, ref: CellRef, why: str, expected: str | None) -> None:
         if str(ref) in self.locked:
