@@ -54,22 +54,32 @@ def _came_back(advice: Advice | None, obs: Observation) -> bool:
 def observe(
     summary: BatchSummary, store: LessonStore, strategy: LearningStrategy, at: str
 ) -> dict[str, int]:
+    """Per run and lesson in its context: ignored when the critique it addresses came back
+    on any attempt that had it, else heeded (one verdict per run, so a streak counts runs);
+    a committed run starts the lesson's implicit watch."""
     counts = {"ignored": 0, "heeded": 0, "watched": 0}
+    per_run: dict[tuple[str, str], bool] = {}  # (run, lesson) -> came back
+    committed: set[str] = set()
+    for obs in summary.observations():
+        if obs.committed:
+            committed.add(obs.run_id)
+        for key in obs.lessons:
+            lesson = store.get(key)
+            if lesson is None:
+                continue
+            back = _came_back(lesson.advice, obs)
+            per_run[(obs.run_id, key)] = per_run.get((obs.run_id, key), False) or back
     with store.transaction():
-        for obs in summary.observations():
-            for key in obs.lessons:
-                lesson = store.get(key)
-                if lesson is None:
-                    continue
-                if _came_back(lesson.advice, obs):
-                    store.ignored(key, strategy, obs.run_id, at)
-                    counts["ignored"] += 1
-                else:
-                    store.heeded(key)
-                    counts["heeded"] += 1
-                if obs.committed:
-                    store.watch(key, obs.run_id, at)
-                    counts["watched"] += 1
+        for (run_id, key), back in sorted(per_run.items()):
+            if back:
+                store.ignored(key, strategy, run_id, at)
+                counts["ignored"] += 1
+            else:
+                store.heeded(key)
+                counts["heeded"] += 1
+            if run_id in committed:
+                store.watch(key, run_id, at)
+                counts["watched"] += 1
     return counts
 
 

@@ -25,6 +25,7 @@ from harness.models import (
     CellRef,
     Critique,
     CritiqueReport,
+    LessonHint,
     Location,
     ProposalRequest,
     Spine,
@@ -470,3 +471,52 @@ def test_real_drafts_pass_the_prose_gate(real_pools: Pools) -> None:
     drafted = [a.model_copy(update={"prose": draft_prose(pack, real_pools, a)}) for a in clean]
     assert all(100 <= len(a.prose.split()) <= 300 for a in drafted)
     assert all(v.passed for v in gate.judge(drafted))
+
+
+# -- lessons: advice the offline proposer acts on ------------------------------------------
+
+
+def _hint(kind: str, **advice: object) -> LessonHint:
+    return LessonHint(key=f"k-{kind}", text=kind, confidence=0.8, advice={"kind": kind, **advice})
+
+
+def test_a_check_references_lesson_repairs_a_dangling_reference_in_the_same_attempt(
+    proposer: OfflineProposer,
+) -> None:
+    bad = make_artifact(equipment_0_standard="ASHRAE 62.1", equipment_1_room_id="R-999")
+    fk = CellRef(table="equipment", row=1, column="room_id")
+    req = make_request(bad, [crit("value.disjoint", "equipment", 0, "standard")], unlock=[fk])
+    without = proposer.propose(req).artifact
+    assert without.tables["equipment"][1]["room_id"] == "R-999"  # only what the critique names
+    lesson = _hint("check_references", column="equipment.room_id", codes=["ri.fk_orphan"])
+    fixed = proposer.propose(req.model_copy(update={"lessons": (lesson,)})).artifact
+    assert fixed.tables["equipment"][1]["room_id"] in {"R-101", "R-B01"}
+    # a locked reference is never touched, lesson or not
+    locked = make_request(bad, [crit("value.disjoint", "equipment", 0, "standard")])
+    kept = proposer.propose(locked.model_copy(update={"lessons": (lesson,)})).artifact
+    assert kept.tables["equipment"][1]["room_id"] == "R-999"
+
+
+def test_a_redraft_prose_lesson_redrafts_with_any_repair(proposer: OfflineProposer) -> None:
+    bad = make_artifact(prose="Stale prose that no repair would otherwise touch.",
+                        equipment_1_rated_power_kw=-5.0)
+    req = make_request(bad, [crit("value.range", "equipment", 1, "rated_power_kw")])
+    assert proposer.propose(req).artifact.prose == bad.prose
+    lesson = _hint("redraft_prose", codes=["prose.unknown_entity"])
+    redrafted = proposer.propose(req.model_copy(update={"lessons": (lesson,)}))
+    assert redrafted.artifact.prose != bad.prose and "draft_prose" in redrafted.tool_calls
+
+
+def test_a_prefer_value_lesson_is_tried_first_for_its_row_class(proposer: OfflineProposer) -> None:
+    bad = make_artifact(equipment_0_standard="ASHRAE 62.1")
+    req = make_request(bad, [crit("value.disjoint", "equipment", 0, "standard")])
+    lesson = _hint("prefer_value", column="equipment.standard", value="IEC 60601-2-44",
+                   when_column="equipment_type", when_value="CT scanner")
+    out = proposer.propose(req.model_copy(update={"lessons": (lesson,)})).artifact
+    assert out.tables["equipment"][0]["standard"] == "IEC 60601-2-44"
+    other = _hint("prefer_value", column="equipment.standard", value="IEC 60601-2-44",
+                  when_column="equipment_type", when_value="MRI scanner")
+    out = proposer.propose(req.model_copy(update={"lessons": (other,)})).artifact
+    assert out.tables["equipment"][0]["standard"] != "ASHRAE 62.1"  # its own repair
+    junk = LessonHint(key="j", text="x", confidence=0.5, advice={"kind": "rm -rf"})
+    assert proposer.propose(req.model_copy(update={"lessons": (junk,)})).artifact  # skipped
