@@ -46,6 +46,8 @@ __all__ = [
     "RunSummary",
     "Session",
     "init_workspace",
+    "learn_accept",
+    "learn_decline",
     "learn_lessons",
     "learn_relax",
     "learn_report_data",
@@ -533,6 +535,24 @@ def learn_lessons(root: Path, status: str | None = None) -> list[dict[str, Any]]
         ]
     finally:
         store.close()
+
+
+def learn_accept(root: Path, key: str, note: str = "", pack_arg: str | Path | None = None) -> dict[str, Any]:
+    """`membrane learn accept KEY`: a person accepts a pending ontology lesson (checked
+    again by the reasoner; written out as the pack edit to make)."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    pack = _pack_for(ws, ws.config(), pack_arg)
+    with ws.lock():
+        return teach.accept(ws, ws.config(), pack, key, note, utc_now())
+
+
+def learn_decline(root: Path, key: str, reason: str) -> dict[str, Any]:
+    """`membrane learn decline KEY --reason TEXT`."""
+    ws = Workspace(root)
+    _require_runs(ws)
+    with ws.lock():
+        return teach.decline(ws, ws.config(), key, reason, utc_now())
 
 
 def _reviewer() -> str:

@@ -102,6 +102,33 @@ def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=("active", "pending", "accepted", "declined", "retired"),
         help="only lessons with this status",
     )
+    _command(
+        lsub,
+        common,
+        "pending",
+        "ontology lessons (aliases, axioms) the reasoner approved, waiting for a person",
+        "membrane learn pending",
+    )
+    acc = _command(
+        lsub,
+        common,
+        "accept",
+        "accept a pending ontology lesson: checked again, recorded, and written out as the "
+        "pack edit to make (membrane never edits a pack by itself)",
+        "membrane learn accept 3fa2c1 --note \"checked with the domain expert\"",
+    )
+    acc.add_argument("key", help="the lesson's key or a unique prefix of it")
+    acc.add_argument("--note", default="", metavar="TEXT", help="kept with the decision")
+    acc.add_argument("--pack", metavar="DIR", help="pack folder (default: the workspace's)")
+    dec = _command(
+        lsub,
+        common,
+        "decline",
+        "decline a pending ontology lesson",
+        "membrane learn decline b71e09 --reason \"too broad\"",
+    )
+    dec.add_argument("key", help="the lesson's key or a unique prefix of it")
+    dec.add_argument("--reason", required=True, metavar="TEXT", help="why (kept)")
     rx = _command(
         lsub,
         common,

@@ -53,6 +53,13 @@ def dispatch(args: argparse.Namespace) -> int:
             return _learn_relax(args, root)
         if args.learn_command == "lessons":
             return _learn_lessons(args, root)
+        if args.learn_command == "pending":
+            args.status = "pending"
+            return _learn_lessons(args, root)
+        if args.learn_command == "accept":
+            return _learn_decided(api.learn_accept(root, args.key, args.note, args.pack), args)
+        if args.learn_command == "decline":
+            return _learn_decided(api.learn_decline(root, args.key, args.reason), args)
         return _learn(args, root)
     if args.command == "review":
         return {
@@ -417,6 +424,21 @@ def _learn_lessons(args: argparse.Namespace, root: Path) -> int:
             x["text"],
         )
     out.print(table)
+    return EXIT_OK
+
+
+def _learn_decided(data: dict[str, Any], args: argparse.Namespace) -> int:
+    if args.json:
+        emit_json(data)
+    elif "edit" in data:
+        out.print(
+            f"accepted lesson {data['key'][:10]} ({data['check']}); now make this edit:",
+            markup=False,
+        )
+        out.print(data["edit"], markup=False)
+        out.print(f"(kept in {data['file']})", markup=False)
+    else:
+        out.print(f"declined lesson {data['key'][:10]}: {data['reason']}", markup=False)
     return EXIT_OK
 
 

@@ -9,22 +9,40 @@ gets, the gated pass after each batch, and the signals a person's review acts se
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from effectors.lesson_check import OntologyCheck
 from harness.driver import RunSummary
+from harness.errors import ConfigError
 from harness.learning import signals
 from harness.learning.learn_pass import LearnPassError, ScoreGate, review_and_learn
-from harness.learning.lesson_store import LessonStore
-from harness.learning.lessons import LearningStrategy, load_settings, make_strategy
+from harness.learning.lesson_store import Lesson, LessonStore
+from harness.learning.lessons import (
+    LearningStrategy,
+    LessonProposal,
+    load_settings,
+    make_strategy,
+)
 from harness.learning.miner import TraceMiner, summarise
 from harness.ledger import Ledger
-from harness.models import LessonHint
+from harness.models import Artifact, LessonHint
 from harness.pack import Pack
-from harness.workspace import Config, Workspace
+from harness.workspace import Config, Workspace, atomic_write
 
-__all__ = ["after_batch", "hints", "open_store", "revert_signal", "review_signal", "strategy"]
+__all__ = [
+    "accept",
+    "after_batch",
+    "decline",
+    "hints",
+    "ontology_check",
+    "open_store",
+    "revert_signal",
+    "review_signal",
+    "strategy",
+]
 
 
 def open_store(ws: Workspace, config: Config) -> LessonStore:
@@ -88,7 +106,8 @@ def after_batch(
     settled = signals.settle(store, how, now, _window(pack))
     out: dict[str, Any] = {"signals": {**observed, "implicit": settled}}
     try:
-        result = review_and_learn(summary, TraceMiner(), ScoreGate(), store, at)
+        gate = ScoreGate(reasoner=ontology_check(ws, pack))
+        result = review_and_learn(summary, TraceMiner(), gate, store, at)
     except LearnPassError as exc:
         return {**out, "error": str(exc), "applied": [], "rejected": [], "failed": []}
     return {
@@ -99,6 +118,95 @@ def after_batch(
         "rejected": result.rejected,
         "failed": result.failed,
     }
+
+
+def _committed(ws: Workspace) -> list[Artifact]:
+    path = ws.current / "corpus.jsonl"
+    if not path.exists():
+        return []
+    return [Artifact.model_validate_json(line) for line in path.read_bytes().splitlines() if line]
+
+
+def ontology_check(ws: Workspace, pack: Pack) -> OntologyCheck:
+    """The reasoner gate for ontology-changing lessons: the pack with the change must
+    classify and every committed artifact must still pass the value gate."""
+    from effectors.value_gate import ValueGate
+
+    return OntologyCheck(pack, ws.cache, lambda: _committed(ws), ValueGate.from_pack)
+
+
+def _pending(store: LessonStore, key: str) -> Lesson:
+    lesson = store.find(key)
+    if lesson is None:
+        raise ConfigError(
+            f"no lesson with key {key!r} (or the prefix is not unique)",
+            hint="see `membrane learn pending`",
+        )
+    if lesson.status != "pending":
+        raise ConfigError(f"lesson {lesson.key[:10]} is {lesson.status}, not pending")
+    return lesson
+
+
+def accept(
+    ws: Workspace, config: Config, pack: Pack, key: str, note: str, at: str
+) -> dict[str, Any]:
+    """A person accepts a pending ontology lesson: checked again against the pack and the
+    corpus as they are now, recorded, and written out as the edit to make to the pack
+    (`.membrane/learning/accepted/<key>.json`): membrane never edits a pack by itself."""
+    store = open_store(ws, config)
+    try:
+        lesson = _pending(store, key)
+        proposal = LessonProposal(
+            target=lesson.target,
+            scope=lesson.scope,
+            text=lesson.text,
+            score=1.0,
+            payload=lesson.payload,
+        )
+        decision = ontology_check(ws, pack)(proposal)
+        if not decision.approved:
+            raise ConfigError(
+                f"lesson {lesson.key[:10]} no longer passes the reasoner check: {decision.reason}",
+                hint="decline it: `membrane learn decline KEY --reason TEXT`",
+            )
+        if lesson.target == "value_alias":
+            edit = (
+                f"add to {pack.root / 'pack.toml'} under [ontology.aliases]:\n"
+                f"{json.dumps(lesson.payload['alias'])} = {json.dumps(lesson.payload['individual'])}"
+            )
+        else:
+            edit = (
+                f"add these triples to the ontology ({pack.ontology_path}) or a file it imports:\n"
+                + lesson.payload["axiom"].strip()
+            )
+        record = {
+            "key": lesson.key,
+            "target": lesson.target,
+            "payload": lesson.payload,
+            "text": lesson.text,
+            "check": decision.reason,
+            "note": note,
+            "accepted_at": at,
+            "edit": edit,
+        }
+        path = ws.state / "learning" / "accepted" / f"{lesson.key}.json"
+        atomic_write(path, json.dumps(record, indent=2, sort_keys=True).encode())
+        store.set_status(lesson.key, "accepted", at)
+        return {**record, "file": str(path)}
+    finally:
+        store.close()
+
+
+def decline(ws: Workspace, config: Config, key: str, reason: str, at: str) -> dict[str, Any]:
+    if not reason.strip():
+        raise ConfigError("declining a lesson needs a reason", hint="pass --reason TEXT")
+    store = open_store(ws, config)
+    try:
+        lesson = _pending(store, key)
+        store.set_status(lesson.key, "declined", at)
+        return {"key": lesson.key, "status": "declined", "reason": reason}
+    finally:
+        store.close()
 
 
 def review_signal(

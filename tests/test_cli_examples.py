@@ -14,6 +14,8 @@ import pytest
 
 from harness.api import run_batch
 from harness.cli import _parser, main
+from harness.learning.lesson_store import LessonStore
+from harness.learning.lessons import LessonProposal, Scope
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "packs" / "facility" / "corpus" / "demo.jsonl"
@@ -84,6 +86,25 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     held = run_batch(d / "ws", d / "again.jsonl", pack)
     assert [r.state for r in held.runs] == ["HELD", "HELD"]
     run_batch(d / "ws", DEMO, ROOT / "packs" / "facility")  # the last pack is the shipped one
+    # `learn accept 3fa2c1` / `learn decline b71e09`: two pending ontology lessons, keyed as
+    # the examples name them (a real key is a hash of the lesson)
+    store = LessonStore(d / "ws" / ".membrane" / "learning" / "lessons.sqlite")
+    try:
+        for key, alias in (("3fa2c1", "Siemens"), ("b71e09", "GE")):
+            p = LessonProposal(
+                target="value_alias",
+                scope=Scope(pack="facility", column="equipment.manufacturer"),
+                text=f"{alias} is a spelling of an imaging manufacturer",
+                score=0.9,
+                payload={
+                    "alias": alias,
+                    "individual": "siemens_healthineers" if alias == "Siemens" else "ge_healthcare",
+                },
+            )
+            real = store.apply(p, "2026-11-25T00:00:00+00:00").key
+            store.rekey(real, key + real[6:])
+    finally:
+        store.close()
     return d
 
 

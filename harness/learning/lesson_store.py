@@ -325,6 +325,13 @@ class LessonStore:
         assert out is not None
         return out
 
+    def rekey(self, key: str, new: str) -> None:
+        """Give a lesson another key (tests and imports; signals follow it)."""
+        with self.transaction():
+            self._db.execute("UPDATE lessons SET key = ? WHERE key = ?", (new, key))
+            self._db.execute("UPDATE signals SET key = ? WHERE key = ?", (new, key))
+            self._db.execute("UPDATE watch SET key = ? WHERE key = ?", (new, key))
+
     def set_status(self, key: str, status: str, at: str) -> None:
         self._db.execute(
             "UPDATE lessons SET status = ?, updated_at = ? WHERE key = ?", (status, at, key)
