@@ -114,6 +114,7 @@ class Session:
     pools: Pools
     ledger: Ledger
     engines: Engines
+    replay: bool = False  # model answers from the transcripts only
 
     def __enter__(self) -> Session:
         return self
@@ -242,7 +243,7 @@ def open_session(
         max_tokens_per_run=config.max_tokens_per_run,
         max_tokens_per_batch=config.max_tokens_per_batch,
     )
-    return Session(ws, config, pack, pools, ledger, engines)
+    return Session(ws, config, pack, pools, ledger, engines, replay)
 
 
 def _lessons(ws: Workspace, config: Config, pack: Pack, proposer_id: str) -> tuple[Any, ...]:
@@ -270,6 +271,7 @@ def _teach(session: Session, result: BatchResult, clock: Callable[[], str]) -> N
             store,
             clock(),
             datetime.now(UTC),
+            teach.reviewer_for(session.ws, session.config, replay=session.replay),
         )
     finally:
         store.close()

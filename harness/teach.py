@@ -10,6 +10,7 @@ gets, the gated pass after each batch, and the signals a person's review acts se
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -18,7 +19,12 @@ from effectors.lesson_check import OntologyCheck
 from harness.driver import RunSummary
 from harness.errors import ConfigError
 from harness.learning import signals
-from harness.learning.learn_pass import LearnPassError, ScoreGate, review_and_learn
+from harness.learning.learn_pass import (
+    LearnPassError,
+    LessonReviewer,
+    ScoreGate,
+    review_and_learn,
+)
 from harness.learning.lesson_store import Lesson, LessonStore
 from harness.learning.lessons import (
     LearningStrategy,
@@ -41,6 +47,7 @@ __all__ = [
     "open_store",
     "revert_signal",
     "review_signal",
+    "reviewer_for",
     "strategy",
 ]
 
@@ -84,6 +91,30 @@ def _window(pack: Pack) -> float:
     return per_pack if per_pack is not None else load_settings().undo_window_sec
 
 
+def reviewer_for(ws: Workspace, config: Config, replay: bool = False) -> LessonReviewer:
+    """`[learning] reviewer`: the trace miner, or the `[llm]` model."""
+    if config.learning.reviewer == "trace-miner":
+        return TraceMiner()
+    from effectors.lesson_reviewer import LlmReviewer
+    from effectors.proposers.openai_client import ChatClient, TranscriptStore
+
+    llm = config.llm.with_env(os.environ)
+    if not llm.model:
+        raise ConfigError(
+            "[learning] reviewer = \"llm\" needs a model",
+            file=ws.config_path,
+            hint="set [llm] model (or MEMBRANE_LLM_MODEL)",
+        )
+    client = ChatClient(
+        llm,
+        transcripts=TranscriptStore(ws.transcripts),
+        replay=replay,
+        api_key=os.environ.get(llm.api_key_env) if llm.api_key_env else None,
+        allow_remote=os.environ.get("MEMBRANE_ALLOW_MODEL_REQUESTS", "1") != "0",
+    )
+    return LlmReviewer(client, llm.model, response_format=llm.response_format != "none")
+
+
 def after_batch(
     ws: Workspace,
     ledger: Ledger,
@@ -93,6 +124,7 @@ def after_batch(
     store: LessonStore,
     at: str,
     now: datetime,
+    reviewer: LessonReviewer | None = None,
 ) -> dict[str, Any]:
     """Signals from the batch's runs, then the gated pass (trace miner, score gate, store).
     A pass that fails closed is reported (`error`), never half-written."""
@@ -107,7 +139,7 @@ def after_batch(
     out: dict[str, Any] = {"signals": {**observed, "implicit": settled}}
     try:
         gate = ScoreGate(reasoner=ontology_check(ws, pack))
-        result = review_and_learn(summary, TraceMiner(), gate, store, at)
+        result = review_and_learn(summary, reviewer or TraceMiner(), gate, store, at)
     except LearnPassError as exc:
         return {**out, "error": str(exc), "applied": [], "rejected": [], "failed": []}
     return {

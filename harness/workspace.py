@@ -96,6 +96,9 @@ class LearningConfig(BaseModel):
     lessons: bool = True
     lesson_budget: int = Field(default=20, ge=1, le=10_000)  # live lessons per scope
     lesson_context_bytes: int = Field(default=4096, ge=0, le=1_000_000)  # injected per run
+    # who proposes lessons after a batch: the trace miner (offline, deterministic), or the
+    # `[llm]` model ("llm", through the openai proposer's client and transcripts)
+    reviewer: Literal["trace-miner", "llm"] = "trace-miner"
 
 
 class Config(BaseModel):
