@@ -82,7 +82,7 @@ def _escapes(root: Path) -> int:
 def _series(root: Path, lessons: bool, n: int, mix: tuple[frozenset[str], ...]) -> dict[str, Any]:
     root.mkdir(parents=True)
     (root / "membrane.toml").write_text(f"[learning]\nlessons = {str(lessons).lower()}\n")
-    calls, per_artifact, seconds, applied = [], [], [], []
+    calls, per_artifact, attempts, seconds, applied = [], [], [], [], []
     for b in range(3):
         path = root / f"batch{b + 1}.jsonl"
         path.write_text("".join(a.model_dump_json() + "\n" for a in corpus(b, n, mix)))
@@ -92,10 +92,12 @@ def _series(root: Path, lessons: bool, n: int, mix: tuple[frozenset[str], ...]) 
         c = sum(r.attempts - 1 for r in result.runs)
         calls.append(c)
         per_artifact.append(round(c / len(result.runs), 4))
+        attempts.append(round(sum(r.attempts for r in result.runs) / len(result.runs), 4))
         applied.append(len((result.lessons or {}).get("applied", [])))  # type: ignore[arg-type]
     return {
         "calls": calls,
         "calls_per_artifact": per_artifact,
+        "attempts_per_artifact": attempts,
         "batch_s": seconds,
         "lessons_applied": applied,
         "reduction_pct": round(100 * (calls[0] - calls[2]) / calls[0], 1) if calls[0] else 0.0,

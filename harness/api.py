@@ -249,6 +249,7 @@ def open_session(
 def _lessons(ws: Workspace, config: Config, pack: Pack, proposer_id: str) -> tuple[Any, ...]:
     if not config.learning.lessons:
         return ()
+    teach.strategy()  # a bad LEARNING_* variable: exit 2 before anything runs
     store = teach.open_store(ws, config)
     try:
         return teach.hints(store, pack, proposer_id, config.learning.lesson_context_bytes)
