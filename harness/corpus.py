@@ -7,11 +7,11 @@ and report it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from harness.errors import CorpusError
@@ -21,6 +21,63 @@ from harness.pack import Pack
 __all__ = ["CorpusRead", "check_against_pack", "read_artifact_file", "read_corpus"]
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 32  # nesting of objects and arrays in one artifact
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in items:
+        if k in out:
+            raise _Duplicate(f"duplicate key {k!r} in one object (which value is meant?)")
+        out[k] = v
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth(obj: Any) -> int:
+    """The nesting depth of a parsed JSON value (iterative: no recursion limit)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in node)
+    return deepest
+
+
+def load_json(raw: bytes, file: Path, line: int | None) -> Any:
+    """Strict JSON at the trust boundary: UTF-8, no duplicate keys (a second `"id"` would
+    silently win), no NaN/Infinity, at most `MAX_DEPTH` levels."""
+    try:
+        payload = json.loads(raw, object_pairs_hook=_pairs, parse_constant=_constant)
+    except _Duplicate as exc:
+        raise CorpusError(str(exc), file=file, line=line, hint="keep one value per key") from exc
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
+        what = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise CorpusError(
+            f"not valid JSON: {what}",
+            file=file,
+            line=line,
+            hint="each line must be one JSON object (UTF-8)",
+        ) from exc
+    if _depth(payload) > MAX_DEPTH:
+        raise CorpusError(
+            f"the artifact is nested more than {MAX_DEPTH} levels deep",
+            file=file,
+            line=line,
+            hint="tables hold rows of flat cells; keep `meta` shallow",
+        )
+    return payload
 
 
 def check_against_pack(artifact: Artifact, pack: Pack) -> str | None:
@@ -90,15 +147,7 @@ def read_corpus(path: Path, pack: Pack) -> CorpusRead:
                     raise CorpusError(
                         f"line is {len(raw)} bytes (max {MAX_LINE_BYTES})", file=path, line=lineno
                     )
-                try:
-                    payload = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    raise CorpusError(
-                        f"not valid JSON: {exc}",
-                        file=path,
-                        line=lineno,
-                        hint="each line must be one JSON object",
-                    ) from exc
+                payload = load_json(raw, path, lineno)
                 artifact = _validate(payload, pack, path, lineno)
                 if artifact.id in seen:
                     raise CorpusError(
@@ -119,10 +168,4 @@ def read_artifact_file(path: Path, pack: Pack) -> Artifact:
     """One artifact from a .json file (or a one-line .jsonl)."""
     if not path.is_file():
         raise CorpusError("artifact file not found", file=path)
-    try:
-        payload = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise CorpusError(
-            f"not valid JSON: {exc}", file=path, hint="the file must hold one JSON artifact object"
-        ) from exc
-    return _validate(payload, pack, path, None)
+    return _validate(load_json(path.read_bytes(), path, None), pack, path, None)

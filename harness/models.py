@@ -126,7 +126,7 @@ class Artifact(Frozen):
     @field_validator("id")
     @classmethod
     def _id_is_safe(cls, v: str) -> str:
-        if not _ID_RE.match(v):
+        if not _ID_RE.fullmatch(v):  # not .match: `$` also matches before a final newline
             raise ValueError(
                 f"artifact id {v!r} must match {ARTIFACT_ID_PATTERN} "
                 "(letters, digits, '_', '.', '-'; no path characters)"

@@ -151,6 +151,18 @@ GOOD = next(iter(DEMO.read_text().splitlines()))
         ),
         (json.dumps({"id": "../../etc/evil", "tables": {}}), "c.jsonl:2: invalid artifact at `id`"),
         ("[1, 2]", "c.jsonl:2: an artifact must be a JSON object"),
+        # hostile lines a probe found (issue 17): each is one reported line, never a crash
+        ('{"id": "ok-1", "id": "../evil", "tables": {}}', "c.jsonl:2: duplicate key 'id'"),
+        (json.dumps({"id": "x3\n", "tables": {}}), "c.jsonl:2: invalid artifact at `id`"),
+        ('{"id": "x4", "tables": {}, "meta": {"a": NaN}}', "c.jsonl:2: not valid JSON: NaN"),
+        (
+            '{"id": "x5", "tables": {}, "meta": ' + "[" * 300 + "]" * 300 + "}",
+            "c.jsonl:2: the artifact is nested more than 32 levels deep",
+        ),
+        (
+            '{"id": "x6", "tables": {}, "meta": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "c.jsonl:2: not valid JSON: nested too deep",
+        ),
     ],
 )
 def test_bad_corpus_line_is_reported_and_never_reaches_current(
