@@ -96,9 +96,7 @@ def parse_cell_ref(key: str) -> CellRef | None:
 def _same(a: Cell, b: Cell) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and a == b
+    return type(a) is type(b) and a == b  # 0 and 0.0 differ: a locked int stays an int
 
 
 def _lookup(artifact: Artifact, ref: CellRef) -> tuple[bool, Cell]:

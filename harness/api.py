@@ -24,7 +24,7 @@ from harness import review, teach
 from harness.agenda import Agenda
 from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
-from harness.errors import ConfigError
+from harness.errors import ConfigError, CorpusError
 from harness.learning import report as learn_report
 from harness.learning.outcomes import RelaxRecord
 from harness.learning.state import LearningState
@@ -315,6 +315,12 @@ def run_batch(
     read = read_corpus(corpus, pack)
     if strict_input and read.errors:
         raise read.errors[0]
+    if not read.artifacts and not read.errors:
+        raise CorpusError(
+            "the corpus has no artifacts (the file is empty or all blank lines)",
+            file=corpus,
+            hint="one JSON artifact per line; see the corpus format in README.md",
+        )
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
     with ws.lock():
         session = open_session(

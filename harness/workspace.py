@@ -213,6 +213,19 @@ class Workspace:
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigError(f"invalid `{where}`: {first['msg']}", file=self.config_path) from exc
 
+    def busy(self) -> bool:
+        """Whether a writer (a batch, a review act) holds the workspace right now."""
+        path = self.state / "lock"
+        if not path.exists():
+            return False
+        with open(path, "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            return False
+
     @contextmanager
     def lock(self) -> Iterator[None]:
         """One writer per workspace: a second batch fails fast instead of interleaving."""

@@ -262,3 +262,11 @@ def test_bad_membrane_toml_is_a_setup_error(tmp_path: Path, capsys: pytest.Captu
     (tmp_path / "membrane.toml").write_text("cohort_size = 'many'\n")
     code, _out, err = _run(capsys, "batch", str(DEMO), "-w", str(tmp_path))
     assert code == 2 and "membrane.toml" in err and "cohort_size" in err
+
+
+def test_an_empty_corpus_is_an_error_not_a_silent_success(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(tmp_path, "", "   ")
+    code, _out, err = _run(capsys, "batch", str(corpus), "--pack", str(PACK), "-w", str(tmp_path))
+    assert code == 2 and "c.jsonl: the corpus has no artifacts" in err and "hint:" in err

@@ -123,12 +123,13 @@ def test_changed_and_dropped_locked_cells_are_flagged() -> None:
     assert (changed.observed, changed.expected) == ("Siemens Healthineers", "Carrier")
 
 
-def test_numbers_compare_by_value_but_bools_are_not_numbers() -> None:
+def test_a_locked_cell_keeps_its_value_and_its_type() -> None:
     spine = Spine(locked={"rooms[0].floor": 1})
     def with_floor(v: object) -> Artifact:
         rooms = [dict(ART.tables["rooms"][0], floor=v)]
         return Artifact.model_validate({"id": "a", "tables": {"rooms": rooms}})
-    assert check_locked(spine, with_floor(1.0)) == []
+    assert check_locked(spine, with_floor(1)) == []
+    assert len(check_locked(spine, with_floor(1.0))) == 1  # issue 17: 1.0 is not the locked 1
     assert len(check_locked(spine, with_floor(True))) == 1
     assert len(check_locked(spine, with_floor("1"))) == 1
 
@@ -144,3 +145,36 @@ def test_cell_keys_round_trip(table: str, row: int, column: str) -> None:
 def test_unparseable_locked_key_is_flagged_not_ignored() -> None:
     found = check_locked(Spine(locked={"nonsense": 1}), ART)
     assert [c.code for c in found] == ["proposal.locked_cell"]
+
+
+def test_a_locked_int_returned_as_a_float_is_a_change() -> None:
+    """Issue 17 item 10: `"floor": 0.0` for a locked `0` was committed."""
+    art = make_artifact()
+    spine = Spine.of(art, set())
+    rows = [dict(r) for r in art.tables["rooms"]]
+    rows[0]["floor"] = float(rows[0]["floor"])
+    floated = art.model_copy(update={"tables": {**art.tables, "rooms": rows}})
+    breaches = check_locked(spine, floated)
+    assert [c.location.column for c in breaches] == ["floor"]
+    assert check_locked(spine, art) == []
+
+
+def test_the_spine_leaves_open_references_only_the_value_gate_has_seen() -> None:
+    """A foreign key the value gate does not judge stays open until the RI gate admits it."""
+    from effectors.critique import Critic
+    from harness.pack import load_pack
+    from tests.conftest import FACILITY
+
+    critic = Critic(load_pack(FACILITY))
+    art = make_artifact(equipment_0_standard="ASHRAE 62.1")
+    crit = Critique(code="value.disjoint", gate="value_gate",
+                    location=Location(table="equipment", row=0, column="standard"))
+    value = Verdict(gate="value_gate", artifact_id=art.id, critiques=(crit,))
+    spine = critic.report([value], art, 1).spine.locked
+    assert "equipment[0].room_id" not in spine and "maintenance[0].equipment_id" not in spine
+    assert "equipment[0].equipment_id" in spine  # keys stay locked
+    ri = Verdict(gate="ri_gate", artifact_id=art.id)
+    passed = Verdict(gate="value_gate", artifact_id=art.id)
+    after_ri = critic.report([passed, ri], art, 2).spine.locked
+    assert "equipment[0].room_id" in after_ri
+    assert "equipment[0].room_id" in build_report([value], art, 1).spine.locked  # no pack

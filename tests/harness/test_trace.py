@@ -101,3 +101,29 @@ def test_planted_trace_without_ledger_row_is_caught(committed: tuple[Path, str])
 
     bad = [r for r in verify_traces(Workspace(ws)) if not r.ok]
     assert [(r.run_id, r.code) for r in bad] == [("ghost.r1", "trace.unknown_run")]
+
+
+def test_verify_during_a_batch_says_in_progress_not_damaged(tmp_path: Path) -> None:
+    """Issue 17 item 10: `trace verify` while a batch runs reported its unfinished runs as
+    failures. A run still `running` while a writer holds the workspace is in progress;
+    without a writer it is an interrupted run (unanchored until `recover`)."""
+    from harness.inspect import verify_traces
+    from harness.ledger import Ledger
+    from harness.trace import TraceWriter
+    from harness.trace.events import RunStarted
+    from harness.workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    ws.ensure()
+    ledger = Ledger(ws.ledger_path)
+    ledger.start_runs([("a.r1", "a", "b", "h", "t")])
+    ledger.close()
+    w = TraceWriter(ws.trace_path("a.r1"), "a.r1", lambda: "t")
+    w.append(RunStarted, artifact_id="a", batch_id="b", pack="p", pack_version="1",
+             proposer="x", agenda="g", input_hash="h", max_attempts=3)
+    w.close()
+    with ws.lock():
+        (r,) = verify_traces(ws)
+        assert r.ok and r.code == "trace.in_progress"
+    (r,) = verify_traces(ws)
+    assert not r.ok and r.code == "trace.unanchored"
