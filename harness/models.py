@@ -296,6 +296,9 @@ class CallUsage(Frozen):
     seconds: float = Field(default=0.0, ge=0)  # wall time of the call (0 when replayed)
     cached: bool = False  # answered from the transcript cache, no network
     request: str = ""  # sha256 of the canonical request: the transcript's key
+    # the server reported no usable token counts (missing, negative, implausibly low): the
+    # counts are estimated from the text (4 characters a token), never taken as 0
+    estimated: bool = False
 
 
 class Proposal(Frozen):

@@ -235,7 +235,7 @@ class ChatClient:
                 "the requests differ from the recorded ones (run without --replay to record them)"
             )
         if cached is not None and (self.replay or self.settings.cache):
-            return self._reply(cached[0], cached[1], key, 0.0, cached=True)
+            return self._reply(cached[0], cached[1], key, 0.0, cached=True, body=body)
         if self.breaker.open:
             raise EndpointUnavailable(
                 f"{self.endpoint} is unavailable: circuit breaker open after "
@@ -255,24 +255,34 @@ class ChatClient:
         self.breaker.success()
         if self.transcripts is not None:
             self.transcripts.put(key, body, status, data)
-        return self._reply(status, data, key, self.clock() - t0, cached=False)
+        return self._reply(status, data, key, self.clock() - t0, cached=False, body=body)
 
     def _reply(
-        self, status: int, data: dict[str, Any], key: str, seconds: float, *, cached: bool
+        self,
+        status: int,
+        data: dict[str, Any],
+        key: str,
+        seconds: float,
+        *,
+        cached: bool,
+        body: dict[str, Any] | None = None,
     ) -> ChatReply:
         if status == 400:
             raise FormatUnsupported(_error_text(data))
         raw = data.get("usage")
         usage = raw if isinstance(raw, dict) else {}
+        prompt, p_est = _tokens(usage.get("prompt_tokens"), _estimate(body or {}))
+        completion, c_est = _tokens(usage.get("completion_tokens"), _estimate(data.get("choices")))
         return ChatReply(
             status=status,
             data=data,
             usage=CallUsage(
-                tokens_prompt=_count(usage.get("prompt_tokens")),
-                tokens_completion=_count(usage.get("completion_tokens")),
+                tokens_prompt=prompt,
+                tokens_completion=completion,
                 seconds=round(max(0.0, seconds), 6),
                 cached=cached,
                 request=key,
+                estimated=p_est or c_est,
             ),
         )
 
@@ -359,5 +369,19 @@ def _error_text(data: dict[str, Any]) -> str:
     return str(err if err is not None else data.get("detail", ""))
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+def _estimate(obj: object) -> int:
+    """Tokens a request or a reply must at least have cost: its JSON text / 4."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return 0
+    return (len(text) + 3) // 4
+
+
+def _tokens(reported: object, estimate: int) -> tuple[int, bool]:
+    """The server's count when it is a possible one (a positive int, or 0 for no text),
+    else the estimate: a token budget never trusts a missing, negative or zero count."""
+    possible = isinstance(reported, int) and not isinstance(reported, bool)
+    if possible and (reported > 0 or (reported == 0 and estimate == 0)):  # type: ignore[operator]
+        return int(reported), False  # type: ignore[call-overload]
+    return estimate, True

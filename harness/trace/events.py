@@ -97,6 +97,7 @@ class UsageEvent(_Event):
     seconds: float  # wall time of the call; 0 when answered from the transcripts
     cached: bool  # answered from .membrane/transcripts/ (no network)
     request: str  # sha256 of the canonical request: the transcript's key
+    estimated: bool = False  # the server's counts were missing or impossible: estimated
 
 
 class BudgetEvent(_Event):
