@@ -318,6 +318,7 @@ class ChatClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self.calls += 1
+        started = time.monotonic()
         try:
             with self._http.stream(
                 "POST",
@@ -331,6 +332,10 @@ class ChatClient:
                     raw += chunk
                     if len(raw) > MAX_RESPONSE_BYTES:
                         break
+                    if time.monotonic() - started > timeout:  # the whole call, not each read
+                        raise _Transient(
+                            f"timed out: no complete reply within {timeout:g}s (it trickled in)"
+                        )
                 return resp.status_code, resp.headers.get("Retry-After"), bytes(raw)
         except httpx.TimeoutException as exc:
             raise _Transient(f"no reply within {timeout:.1f}s") from exc
