@@ -36,7 +36,6 @@ both paths give the same verdicts (`tests/effectors/test_value_gate_paths.py`).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -57,6 +56,7 @@ from harness.models import (
 )
 from harness.pack import Pack
 from harness.pools import Pools, normalize_label
+from harness.saferegex import compile_safe
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
 from ontology.axioms import fragment
 from ontology.facets import data_problem, describe
@@ -103,7 +103,7 @@ class ValueGate(FindingsMixin):
         self._violation = BaseOntology.of(violation_nt)
         policy = pack.config.policy
         self._placeholders = {p.strip().lower() for p in policy.placeholders}
-        self._patterns = [re.compile(p) for p in policy.placeholder_patterns]
+        self._patterns = [compile_safe(p) for p in policy.placeholder_patterns]  # RE2: linear
         self._violations = {v.iri: v for v in index.violations}
         self._prop_iris = {v.iri: self._prop_iri(v.property) for v in index.violations}
         individuals = self.pools.individuals.values()

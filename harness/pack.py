@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from harness.errors import PackError
+from harness.saferegex import compile_safe
 from rules import RULESETS
 
 __all__ = [
@@ -49,6 +50,7 @@ class PackMeta(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str
     description: str = ""
+    license: str = ""  # the corpus's licence (an SPDX id), shown in the export's dataset card
 
 
 class PackFiles(_Strict):
@@ -57,6 +59,7 @@ class PackFiles(_Strict):
     assertions: str = "assertions"
     references: str = "references"
     prompts: str = "prompts"
+    chapter: str | None = None  # a Jinja2 chapter template (sandboxed); None: the default
 
 
 class OntologySettings(_Strict):
@@ -269,11 +272,9 @@ class PackConfig(_Strict):
                 raise ValueError(f"prose.entity_columns names {ref!r}, which no table binds")
         for pat in self.policy.placeholder_patterns:
             try:
-                re.compile(pat)
-            except re.error as exc:
-                raise ValueError(
-                    f"policy.placeholder_patterns: {pat!r} is not a regex: {exc}"
-                ) from exc
+                compile_safe(pat)
+            except ValueError as exc:
+                raise ValueError(f"policy.placeholder_patterns: {exc}") from exc
         return self
 
 
@@ -373,4 +374,17 @@ def load_pack(path: Path | str) -> Pack:
                 file=p,
                 hint=f"fix [files].{label} in {toml_path}",
             )
+    chapter = config.files.chapter
+    if chapter is not None and not (pack.root / chapter).resolve().is_relative_to(pack.root):
+        raise PackError(
+            "the chapter template must be inside the pack folder",
+            file=toml_path,
+            hint="fix [files].chapter",
+        )
+    if chapter is not None and not (pack.root / chapter).is_file():
+        raise PackError(
+            "the chapter template named in pack.toml does not exist",
+            file=pack.root / chapter,
+            hint=f"fix [files].chapter in {toml_path}",
+        )
     return pack
