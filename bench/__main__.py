@@ -16,6 +16,7 @@ BENCHES = {
     "prose_gate": "bench.prose_gate",
     "outcomes": "bench.outcomes",
     "learning": "bench.learning",
+    "export": "bench.export",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 

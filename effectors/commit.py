@@ -1,7 +1,8 @@
 """COMMIT and HOLD: the only effector that writes artifacts during a run (DESIGN.md §4).
 
 `commit` writes the artifact and its metrics to `current/` (content-addressed) and makes
-the ledger transaction that is the commit point; `hold` stores an artifact that passed every
+the ledger transaction that is the commit point, then renders the artifact's chapter
+(`current/chapters/<id>.md`, a derived view recovery re-renders); `hold` stores an artifact that passed every
 gate but needs a person under `.membrane/held/` with a `held` ledger row, so recovery keeps
 it and nothing reaches `current/` until it is approved. The store, the view and recovery
 are the kernel's (`harness.store`).
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from harness.chapters import ChapterRenderer, write_chapter
 from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.models import Artifact
 from harness.store import write_objects
@@ -23,9 +25,12 @@ __all__ = ["Committer"]
 class Committer:
     name = "commit"
 
-    def __init__(self, ws: Workspace, ledger: Ledger) -> None:
+    def __init__(
+        self, ws: Workspace, ledger: Ledger, chapters: ChapterRenderer | None = None
+    ) -> None:
         self.ws = ws
         self.ledger = ledger
+        self.chapters = chapters
 
     def commit(
         self,
@@ -37,7 +42,10 @@ class Committer:
         at: str,
     ) -> CommitRow:
         digest, mdigest = write_objects(self.ws.current, artifact, metrics)
-        return self.ledger.commit(artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at)
+        row = self.ledger.commit(artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at)
+        if self.chapters is not None:  # the derived human register; recovery re-renders it
+            write_chapter(self.ws, self.chapters, artifact, row, metrics.get("attempts", "?"))
+        return row
 
     def hold(
         self,

@@ -22,6 +22,7 @@ from effectors.critique import Critic
 from effectors.registry import GateContext, build_gate, build_proposer
 from harness import review, teach
 from harness.agenda import Agenda
+from harness.chapters import ChapterRenderer
 from harness.corpus import read_artifact_file, read_corpus
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError, CorpusError
@@ -233,7 +234,7 @@ def open_session(
         lessons=_lessons(ws, config, pack, proposer_id),
         spot_check=pack.config.policy.spot_check,
         critic=Critic(pack),
-        committer=Committer(ws, ledger),
+        committer=Committer(ws, ledger, ChapterRenderer(pack)),
         scratch=Scratch(ws.scratch, ws.inputs),
         ledger=ledger,
         clock=clock,

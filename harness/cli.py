@@ -37,6 +37,7 @@ examples:
   membrane learn status
   membrane review list
   membrane report
+  membrane export --format parquet --out refined-parquet
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
 (batch --strict, refine), 4 a trace does not verify, 5 a model endpoint is unavailable
@@ -278,6 +279,25 @@ def _parser() -> argparse.ArgumentParser:
         "recover",
         "settle interrupted runs and rebuild current/ from the ledger",
         "membrane recover",
+    )
+    x = cmd(
+        "export",
+        "export the committed corpus: Parquet (+ dataset card), JSONL or Markdown chapters",
+        "membrane export --format parquet --out refined-parquet\n"
+        "  membrane export --format jsonl --out refined.jsonl --force\n"
+        "  membrane export --format markdown --out chapters --json",
+    )
+    x.add_argument(
+        "--format", required=True, choices=["parquet", "jsonl", "markdown"], help="what to write"
+    )
+    x.add_argument(
+        "--out",
+        metavar="PATH",
+        help="a folder (parquet, markdown) or a file (jsonl); default: export/FORMAT "
+        "(export/corpus.jsonl) in the workspace",
+    )
+    x.add_argument(
+        "--force", action="store_true", help="replace --out if it exists (an earlier export)"
     )
 
     t = sub.add_parser(

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness import api, diagram, inspect
+from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
     EXIT_INPUT,
@@ -75,6 +76,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "batch": _batch,
         "report": _report,
         "recover": _recover,
+        "export": _export,
     }[args.command](args, root)
 
 
@@ -318,6 +320,21 @@ def _recover(args: argparse.Namespace, root: Path) -> int:
         out.print(
             "recovered: " + (", ".join(f"{k}={v}" for k, v in rec.items() if v) or "nothing to do")
         )
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace, root: Path) -> int:
+    res = export(root, args.format, Path(args.out) if args.out else None, force=args.force)
+    if args.json:
+        emit_json(res)
+        return EXIT_OK
+    what = ", ".join(f"{t} {n}" for t, n in res.tables.items())
+    out.print(
+        f"exported {res.artifacts} committed artifact(s) as {res.format} to {res.out}"
+        + (f" (rows: {what})" if what else "")
+        + f" in {res.seconds:.2f}s",
+        markup=False,
+    )
     return EXIT_OK
 
 
@@ -603,13 +620,18 @@ def _describe(ev: dict[str, Any]) -> str:
 def _trace_verify(args: argparse.Namespace, root: Path) -> int:
     results = inspect.verify_traces(Workspace(root), args.run)
     bad = [r for r in results if not r.ok]
+    chapters = inspect.verify_committed_chapters(Workspace(root), args.run)
     if args.json:
-        emit_json({"verified": len(results) - len(bad), "failed": bad})
+        emit_json({"verified": len(results) - len(bad), "failed": bad, "chapters": chapters})
     else:
         for r in bad:
             out.print(f"FAIL {r.run_id}: {r.problem}", markup=False)
+        for c in chapters:
+            out.print(f"FAIL chapter {c.artifact_id}: {c.problem} ({c.code})", markup=False)
         out.print(f"{len(results) - len(bad)} of {len(results)} trace(s) verify")
-    return EXIT_TRACE if bad else EXIT_OK
+        if chapters:
+            out.print(f"{len(chapters)} chapter(s) do not match the committed corpus")
+    return EXIT_TRACE if bad or chapters else EXIT_OK
 
 
 def _trace_why(args: argparse.Namespace, root: Path) -> int:

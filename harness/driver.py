@@ -172,7 +172,7 @@ class BatchRun:
         return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)
 
     def _close_cohort(self, cohort: list[Run]) -> None:
-        rebuild_view(self.ws, self.eng.ledger)
+        rebuild_view(self.ws, self.eng.ledger, chapters=False)  # COMMIT wrote its chapters
         self.result.runs.extend(
             RunSummary(r.input.id, r.run_id, r.state.value, r.attempt, dict(r.codes), r.error)
             for r in cohort

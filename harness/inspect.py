@@ -8,13 +8,22 @@ from typing import Any
 
 import orjson
 
+from harness.chapters import ChapterProblem, verify_chapters
 from harness.errors import ConfigError, TraceError
 from harness.ledger import CommitRow, Ledger, RunRow
 from harness.scratch import Scratch
 from harness.trace.chain import VerifyResult, read_trace, verify_chain
 from harness.workspace import Workspace
 
-__all__ = ["Provenance", "list_runs", "show_attempt", "show_run", "verify_traces", "why"]
+__all__ = [
+    "Provenance",
+    "list_runs",
+    "show_attempt",
+    "show_run",
+    "verify_committed_chapters",
+    "verify_traces",
+    "why",
+]
 
 
 def _ledger(ws: Workspace) -> Ledger:
@@ -25,6 +34,20 @@ def _ledger(ws: Workspace) -> Ledger:
             hint="run `membrane batch` or `membrane refine` first, or pass --workspace",
         )
     return Ledger(ws.ledger_path)
+
+
+def verify_committed_chapters(ws: Workspace, run_id: str | None = None) -> list[ChapterProblem]:
+    """`trace verify` checks the chapters too: each latest commit's chapter exists and hashes
+    to its header, which names that version; with no RUN, no chapter is an orphan."""
+    ledger = _ledger(ws)
+    try:
+        rows = ledger.latest_commits()
+    finally:
+        ledger.close()
+    if run_id is None:
+        return verify_chapters(ws, rows)
+    mine = [r for r in rows if r.run_id == run_id]
+    return [p for p in verify_chapters(ws, mine) if p.code != "chapter.orphan"]
 
 
 def list_runs(ws: Workspace) -> list[RunRow]:

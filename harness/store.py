@@ -7,7 +7,8 @@
 2. The single commit point is one SQLite transaction in the ledger (`harness.ledger`).
 3. `current/corpus.jsonl` is derived from the ledger (`rebuild_view`). `recover` settles
    runs a kill interrupted, moves superseded versions to `archive/`, removes files no
-   ledger row names (in `current/` and in `.membrane/held/`) and rebuilds the view.
+   ledger row names (in `current/` and in `.membrane/held/`) and rebuilds the view
+   (`corpus.jsonl` and the chapters, `current/chapters/<id>.md`).
    Killed at any instant, nothing is lost or duplicated.
 
 Only the COMMIT effector (`effectors.commit.Committer`) writes objects during a run;
@@ -25,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from harness.chapters import sync_chapters
 from harness.ledger import Ledger
 from harness.models import Artifact
 from harness.trace.chain import append_line, verify_chain
@@ -65,13 +67,18 @@ def write_objects(folder: Path, artifact: Artifact, metrics: Mapping[str, Any]) 
     return digest, mdigest
 
 
-def rebuild_view(ws: Workspace, ledger: Ledger) -> int:
-    """Write `current/corpus.jsonl` (latest version of each artifact, by id) atomically."""
+def rebuild_view(ws: Workspace, ledger: Ledger, *, chapters: bool = True) -> int:
+    """Write `current/corpus.jsonl` (latest version of each artifact, by id) atomically and,
+    unless `chapters` is false (COMMIT wrote them already), bring `current/chapters/` in line
+    with the ledger (`harness.chapters.sync_chapters`)."""
     lines = []
-    for row in ledger.latest_commits():
+    latest = ledger.latest_commits()
+    for row in latest:
         path = ws.current / "artifacts" / f"{row.content_hash}.json"
         lines.append(path.read_bytes().rstrip(b"\n"))
     atomic_write(ws.current / "corpus.jsonl", b"".join(line + b"\n" for line in lines))
+    if chapters:
+        sync_chapters(ws, latest, ledger=ledger)
     return len(lines)
 
 
@@ -83,6 +90,8 @@ class RecoveryReport:
     archived: int = 0
     orphans_removed: int = 0
     reviews_replayed: int = 0
+    chapters_rendered: int = 0
+    chapters_removed: int = 0
 
 
 def _trim_partial_line(path: Path) -> None:
@@ -172,5 +181,8 @@ def recover(ws: Workspace, ledger: Ledger) -> RecoveryReport:
     _replay_trace_tails(ws, ledger, report)
     _settle_runs(ws, ledger, report)
     _sweep_objects(ws, ledger, report)
-    rebuild_view(ws, ledger)
+    rebuild_view(ws, ledger, chapters=False)
+    report.chapters_rendered, report.chapters_removed = sync_chapters(
+        ws, ledger.latest_commits(), ledger=ledger
+    )
     return report
