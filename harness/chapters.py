@@ -59,9 +59,9 @@ DEFAULT_TEMPLATE = """\
 {% endfor %}{% for t in tables %}
 ## {{ t.name | md_text }}
 
-{% if t.rows %}| {{ t.columns | map("md_cell") | join(" | ") }} |
+{% if t.rows %}| {{ t.md_columns | join(" | ") }} |
 |{% for c in t.columns %} --- |{% endfor %}
-{% for row in t.rows %}| {{ row | map("md_cell") | join(" | ") }} |
+{% for row in t.md_rows %}| {{ row | join(" | ") }} |
 {% endfor %}{% else %}_(no rows)_
 {% endif %}{% endfor %}
 ---
@@ -80,6 +80,8 @@ _NEWLINES = re.compile(r"\r\n|[\r\n\u2028\u2029\x0b\x0c\x85]")
 _CELL_ESCAPE = {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[",
                 "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;"}  # fmt: skip
 _CELL_RE = re.compile("[" + re.escape("".join(_CELL_ESCAPE)) + "]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_PLAIN = re.compile(r"[^\\|`*_\[\]<>&\x00-\x1f\x7f\x85\u2028\u2029]*")
 
 
 def md_cell(value: object) -> str:
@@ -88,11 +90,11 @@ def md_cell(value: object) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    if _PLAIN.fullmatch(text):  # the common case: nothing to escape
+        return text
     text = _CELL_RE.sub(lambda m: _CELL_ESCAPE[m.group(0)], text)
     text = _NEWLINES.sub("<br>", text)
-    return "".join(ch for ch in text if ch == "\t" or (ch >= " " and ch != "\x7f")).replace(
-        "\t", " "
-    )
+    return _CONTROL.sub("", text.replace("\t", " "))
 
 
 def md_text(value: object) -> str:
@@ -172,8 +174,15 @@ class ChapterRenderer:
             rows = artifact.tables[name]
             cols = list(bound[name].columns) if name in bound else []
             cols += sorted({k for r in rows for k in r} - set(cols))
+            values = [[r.get(c) for c in cols] for r in rows]
             tables.append(
-                {"name": name, "columns": cols, "rows": [[r.get(c) for c in cols] for r in rows]}
+                {
+                    "name": name,
+                    "columns": cols,
+                    "rows": values,
+                    "md_columns": [md_cell(c) for c in cols],
+                    "md_rows": [[md_cell(v) for v in r] for r in values],
+                }
             )
         title = artifact.meta.get("title") if isinstance(artifact.meta, Mapping) else None
         return {
