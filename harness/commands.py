@@ -619,16 +619,20 @@ def _describe(ev: dict[str, Any]) -> str:
 
 def _trace_verify(args: argparse.Namespace, root: Path) -> int:
     results = inspect.verify_traces(Workspace(root), args.run)
-    bad = [r for r in results if not r.ok]
+    broken = [r for r in results if not r.ok]
+    commits = inspect.verify_commits(Workspace(root), args.run)  # what is published, hashed
+    bad = broken + commits
     chapters = inspect.verify_committed_chapters(Workspace(root), args.run)
     if args.json:
-        emit_json({"verified": len(results) - len(bad), "failed": bad, "chapters": chapters})
+        emit_json({"verified": len(results) - len(broken), "failed": bad, "chapters": chapters})
     else:
         for r in bad:
             out.print(f"FAIL {r.run_id}: {r.problem}", markup=False)
         for c in chapters:
             out.print(f"FAIL chapter {c.artifact_id}: {c.problem} ({c.code})", markup=False)
-        out.print(f"{len(results) - len(bad)} of {len(results)} trace(s) verify")
+        out.print(f"{len(results) - len(broken)} of {len(results)} trace(s) verify")
+        if commits:
+            out.print(f"{len(commits)} committed artifact(s) differ from what was published")
         if chapters:
             out.print(f"{len(chapters)} chapter(s) do not match the committed corpus")
     return EXIT_TRACE if bad or chapters else EXIT_OK

@@ -20,6 +20,7 @@ __all__ = [
     "list_runs",
     "show_attempt",
     "show_run",
+    "verify_commits",
     "verify_committed_chapters",
     "verify_traces",
     "why",
@@ -48,6 +49,62 @@ def verify_committed_chapters(ws: Workspace, run_id: str | None = None) -> list[
         return verify_chapters(ws, rows)
     mine = [r for r in rows if r.run_id == run_id]
     return [p for p in verify_chapters(ws, mine) if p.code != "chapter.orphan"]
+
+
+def verify_commits(ws: Workspace, run_id: str | None = None) -> list[VerifyResult]:
+    """Each artifact's newest commit: its file exists and hashes to the ledger row's
+    content hash (`commit.missing`, `commit.edited`), and that hash is the one its run's
+    trace recorded when it was published (`commit.mismatch`: the ledger was edited, e.g.
+    two rows' hashes swapped). Only the failures are returned."""
+    ledger = _ledger(ws)
+    try:
+        rows = [r for r in ledger.latest_commits() if run_id is None or r.run_id == run_id]
+    finally:
+        ledger.close()
+    out = []
+    for row in rows:
+        path = ws.current / "artifacts" / f"{row.content_hash}.json"
+        if not path.is_file():
+            out.append(_commit_fail(row, "its committed file is missing", "commit.missing"))
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() != row.content_hash:
+            out.append(_commit_fail(row, f"{path.name} was edited after commit", "commit.edited"))
+            continue
+        traced = _published_hash(ws, row.run_id)
+        if traced is not None and traced != row.content_hash:
+            out.append(
+                _commit_fail(
+                    row,
+                    f"the ledger names {row.content_hash[:12]} but the run's trace published "
+                    f"{traced[:12]} (the ledger was edited)",
+                    "commit.mismatch",
+                )
+            )
+    return out
+
+
+def _commit_fail(row: CommitRow, problem: str, code: str) -> VerifyResult:
+    return VerifyResult(
+        row.run_id, False, 0, "", f"{row.artifact_id} v{row.version}: {problem}", code
+    )
+
+
+def _published_hash(ws: Workspace, run_id: str) -> str | None:
+    """The content hash the run's trace says it published (commit, approval or revert)."""
+    path = ws.trace_path(run_id)
+    if not path.exists():
+        return None
+    found = None
+    try:
+        for _n, ev in read_trace(path):
+            kind = ev.get("kind")
+            if (kind == "commit" and not ev.get("held")) or (
+                kind == "review" and ev.get("action") in ("approved", "reverted")
+            ):
+                found = ev.get("content_hash")
+    except TraceError:
+        return None
+    return str(found) if found else None
 
 
 def list_runs(ws: Workspace) -> list[RunRow]:

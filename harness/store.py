@@ -27,7 +27,8 @@ from typing import Any
 import orjson
 
 from harness.chapters import sync_chapters
-from harness.ledger import Ledger
+from harness.errors import TraceError
+from harness.ledger import CommitRow, Ledger
 from harness.models import Artifact
 from harness.trace.chain import append_line, verify_chain
 from harness.workspace import Workspace, atomic_write
@@ -36,6 +37,7 @@ __all__ = [
     "RecoveryReport",
     "artifact_bytes",
     "content_hash",
+    "published_bytes",
     "rebuild_view",
     "recover",
     "write_objects",
@@ -67,15 +69,38 @@ def write_objects(folder: Path, artifact: Artifact, metrics: Mapping[str, Any]) 
     return digest, mdigest
 
 
-def rebuild_view(ws: Workspace, ledger: Ledger, *, chapters: bool = True) -> int:
+def published_bytes(ws: Workspace, row: CommitRow, *, verify: bool = True) -> bytes:
+    """A committed artifact's bytes, checked against the hash its ledger row names; a
+    missing or edited file is a TraceError saying what to do (never republished)."""
+    path = ws.current / "artifacts" / f"{row.content_hash}.json"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TraceError(
+            f"{path}: the committed artifact {row.artifact_id!r} (version {row.version}) is "
+            "missing; restore the file (e.g. from a backup), or `membrane revert "
+            f"{row.artifact_id}` to an earlier version"
+        ) from None
+    if verify and content_hash(data) != row.content_hash:
+        raise TraceError(
+            f"{path}: the committed artifact {row.artifact_id!r} (version {row.version}) was "
+            "changed after it was committed (its sha256 differs from its name); restore it, "
+            f"or `membrane revert {row.artifact_id}` to an earlier version"
+        )
+    return data
+
+
+def rebuild_view(
+    ws: Workspace, ledger: Ledger, *, chapters: bool = True, verify: bool = False
+) -> int:
     """Write `current/corpus.jsonl` (latest version of each artifact, by id) atomically and,
     unless `chapters` is false (COMMIT wrote them already), bring `current/chapters/` in line
-    with the ledger (`harness.chapters.sync_chapters`)."""
+    with the ledger (`harness.chapters.sync_chapters`). `verify` (recovery does) hashes each
+    file against its ledger row first: tampered bytes are never republished."""
     lines = []
     latest = ledger.latest_commits()
     for row in latest:
-        path = ws.current / "artifacts" / f"{row.content_hash}.json"
-        lines.append(path.read_bytes().rstrip(b"\n"))
+        lines.append(published_bytes(ws, row, verify=verify).rstrip(b"\n"))
     atomic_write(ws.current / "corpus.jsonl", b"".join(line + b"\n" for line in lines))
     if chapters:
         sync_chapters(ws, latest, ledger=ledger)
@@ -181,7 +206,7 @@ def recover(ws: Workspace, ledger: Ledger) -> RecoveryReport:
     _replay_trace_tails(ws, ledger, report)
     _settle_runs(ws, ledger, report)
     _sweep_objects(ws, ledger, report)
-    rebuild_view(ws, ledger, chapters=False)
+    rebuild_view(ws, ledger, chapters=False, verify=True)
     report.chapters_rendered, report.chapters_removed = sync_chapters(
         ws, ledger.latest_commits(), ledger=ledger
     )

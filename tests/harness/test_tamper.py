@@ -1,0 +1,85 @@
+"""Committed content is verified (issue 17, items 1 and 6): an edited committed file, two
+ledger rows with swapped hashes, or a deleted committed file are found by `membrane trace
+verify` (exit 4, with a code each), and recovery refuses to republish them with a message
+saying what to do, never a traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from effectors.testing import InstantGate, ScriptedProposer
+from harness import api
+from harness.cli import main
+from harness.errors import TraceError
+from harness.inspect import verify_commits
+from harness.models import Artifact
+from harness.models import Effector as E
+from harness.workspace import Workspace
+from tests.harness.helpers import make_engines, run_cohort
+
+
+def committed(tmp: Path) -> Workspace:
+    gates: dict[E, Any] = {
+        E.VALUE_GATE: InstantGate("value_gate"),
+        E.RI_GATE: InstantGate("ri_gate"),
+        E.PROSE_GATE: InstantGate("prose_gate"),
+    }
+    ws, eng = make_engines(tmp, gates, ScriptedProposer("fake", []))
+    arts = [
+        Artifact(id=a, tables={"t": [{"k": a, "v": i}]}, prose=f"{a}.") for i, a in enumerate("xy")
+    ]
+    try:
+        run_cohort(ws, eng, arts)
+    finally:
+        eng.ledger.close()
+    assert verify_commits(ws) == []
+    return ws
+
+
+def path_of(ws: Workspace, artifact_id: str) -> Path:
+    db = sqlite3.connect(ws.ledger_path)
+    (h,) = db.execute(
+        "SELECT content_hash FROM commits WHERE artifact_id = ?", (artifact_id,)
+    ).fetchone()
+    db.close()
+    return ws.current / "artifacts" / f"{h}.json"
+
+
+def test_an_edited_committed_file_is_found_and_never_republished(tmp_path: Path) -> None:
+    ws = committed(tmp_path)
+    p = path_of(ws, "x")
+    p.write_bytes(p.read_bytes().replace(b'"x."', b'"tampered."'))
+    (bad,) = verify_commits(ws)
+    assert bad.code == "commit.edited"
+    assert main(["trace", "verify", "-w", str(tmp_path)]) == 4
+    with pytest.raises(TraceError, match="changed after it was committed"):
+        api.run_recover(tmp_path)
+    assert b"tampered" not in (ws.current / "corpus.jsonl").read_bytes()
+
+
+def test_swapped_ledger_hashes_are_found(tmp_path: Path) -> None:
+    ws = committed(tmp_path)
+    db = sqlite3.connect(ws.ledger_path)
+    rows = dict(db.execute("SELECT artifact_id, content_hash FROM commits").fetchall())
+    db.execute("UPDATE commits SET content_hash = ? WHERE artifact_id = 'x'", (rows["y"],))
+    db.execute("UPDATE commits SET content_hash = ? WHERE artifact_id = 'y'", (rows["x"],))
+    db.commit()
+    db.close()
+    assert sorted(r.code for r in verify_commits(ws)) == ["commit.mismatch", "commit.mismatch"]
+    assert main(["trace", "verify", "-w", str(tmp_path)]) == 4
+
+
+def test_a_deleted_committed_file_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = committed(tmp_path)
+    path_of(ws, "y").unlink()
+    (bad,) = verify_commits(ws)
+    assert bad.code == "commit.missing"
+    assert main(["recover", "-w", str(tmp_path)]) == 4
+    err = capsys.readouterr().err
+    assert "is missing" in err and "membrane revert y" in err and "Traceback" not in err
