@@ -21,6 +21,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ import orjson
 
 from harness.chapters import sync_chapters
 from harness.errors import TraceError
-from harness.ledger import CommitRow, Ledger
+from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.models import Artifact
-from harness.trace.chain import append_line, verify_chain
+from harness.trace.chain import append_line, seal, verify_chain
+from harness.trace.events import CommitEvent
 from harness.workspace import Workspace, atomic_write
 
 __all__ = [
@@ -115,6 +117,7 @@ class RecoveryReport:
     archived: int = 0
     orphans_removed: int = 0
     reviews_replayed: int = 0
+    commits_completed: int = 0  # commit records a kill kept out of a trace, appended
     chapters_rendered: int = 0
     chapters_removed: int = 0
 
@@ -138,16 +141,61 @@ def _settle_runs(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:
             _trim_partial_line(path)
             result = verify_chain(path, anchor=None)  # stops at the first bad record
             length, head = result.length, result.head
-        if ledger.commit_of_run(run.run_id) is not None:
+        commit = ledger.commit_of_run(run.run_id)
+        held = ledger.held_of_run(run.run_id) if commit is None else None
+        if commit is not None:
             status = "COMMITTED"
             report.settled_committed += 1
-        elif ledger.held_of_run(run.run_id) is not None:
+        elif held is not None:
             status = "HELD"
             report.settled_held += 1
         else:
             status = "INTERRUPTED"
             report.interrupted += 1
+        if (commit or held) is not None and path.exists():
+            length, head = _complete_trace(path, run.run_id, length, head, commit, held, report)
         ledger.finish_run(run.run_id, status, length, head, None)
+
+
+def _complete_trace(
+    path: Path,
+    run_id: str,
+    length: int,
+    head: str,
+    commit: CommitRow | None,
+    held: HeldRow | None,
+    report: RecoveryReport,
+) -> tuple[int, str]:
+    """The kill came after the commit point (the ledger row) but before the trace's
+    commit record: append that record from the ledger row, so the provenance has no gap
+    (`trace why` finds what published the artifact). Only onto a whole, valid trace."""
+    lines = [x for x in path.read_bytes().splitlines() if x.strip()]
+    if len(lines) != length:
+        return length, head  # damaged past the valid prefix: evidence, left as it is
+    want_held = held is not None
+    for line in lines:
+        ev = orjson.loads(line)
+        if ev.get("kind") == "commit" and bool(ev.get("held")) == want_held:
+            return length, head
+    row = commit if commit is not None else held
+    assert row is not None
+    event = CommitEvent(
+        seq=length,
+        run_id=run_id,
+        at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        prev=head,
+        artifact_id=row.artifact_id,
+        version=commit.version if commit is not None else 0,
+        content_hash=row.content_hash,
+        metrics_hash=row.metrics_hash,
+        held=want_held,
+        why=(held.why if held is not None else "")
+        + " (recorded by recovery: the run was killed after its commit point)",
+    )
+    data, digest = seal(event)
+    append_line(path, data)
+    report.commits_completed += 1
+    return length + 1, digest
 
 
 def _replay_trace_tails(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> None:

@@ -5,6 +5,7 @@ saying what to do, never a traceback."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -83,3 +84,41 @@ def test_a_deleted_committed_file_is_a_clear_error(
     assert main(["recover", "-w", str(tmp_path)]) == 4
     err = capsys.readouterr().err
     assert "is missing" in err and "membrane revert y" in err and "Traceback" not in err
+
+
+class _Killed(BaseException):
+    """Stands in for SIGKILL right after the commit point (nothing after it runs)."""
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_kill_after_the_commit_point_leaves_no_provenance_gap(tmp_path: Path) -> None:
+    """Issue 17 item 5: the ledger row was written, the trace's commit record was not; the
+    run is COMMITTED and recovery appends the record, so `trace why` still explains it."""
+    from effectors.commit import Committer
+    from harness.inspect import verify_traces, why
+
+    gates: dict[E, Any] = {
+        E.VALUE_GATE: InstantGate("value_gate"),
+        E.RI_GATE: InstantGate("ri_gate"),
+        E.PROSE_GATE: InstantGate("prose_gate"),
+    }
+    ws, eng = make_engines(tmp_path, gates, ScriptedProposer("fake", []))
+
+    class DiesAfterCommit(Committer):
+        def commit(self, *a: Any, **k: Any) -> Any:
+            super().commit(*a, **k)
+            raise _Killed
+
+    eng.committer = DiesAfterCommit(ws, eng.ledger)
+    art = Artifact(id="x", tables={"t": [{"k": "x", "v": 1}]}, prose="x.")
+    with pytest.raises(_Killed):  # like a kill: the run's trace file is left as it was
+        run_cohort(ws, eng, [art])
+    eng.ledger.close()
+    gc.collect()
+    rec = api.run_recover(tmp_path)
+    assert rec["settled_committed"] == 1 and rec["commits_completed"] == 1
+    assert all(r.ok for r in verify_traces(ws)) and verify_commits(ws) == []
+    prov = why(ws, "x", "t", "0", "v")
+    assert prov.committed["version"] == 1
+    assert api.run_recover(tmp_path)["commits_completed"] == 0  # once
