@@ -20,6 +20,7 @@ always gets the same proposal and a later attempt may try another value.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -79,6 +80,8 @@ class _Repair:
         self.tool_calls: list[str] = []
         self.named = {ref for c in self.critiques if (ref := c.location.cell()) is not None}
         self.advice = _advice(request)
+        self._pools: dict[tuple[str, str], tuple[Counter[Any], Counter[Any]]] = {}
+        self._free: set[CellRef] = set()
 
     # -- bookkeeping -------------------------------------------------------------------
     def artifact(self, prose: str | None = None) -> Artifact:
@@ -98,6 +101,14 @@ class _Repair:
         if old == value and type(old) is type(value):
             return
         self.changed.setdefault(ref, old)
+        if ref in self._free:  # it was counted as a value no repair touched: not any more
+            self._free.discard(ref)
+            pools = self._pools.get((ref.table, ref.column))
+            if pools is not None and old is not None:
+                free, k = pools[1], (type(old).__name__, old)
+                free[k] -= 1
+                if free[k] <= 0:
+                    del free[k]
         row[ref.column] = value
         self.notes.append(f"{ref}: {old!r} -> {value!r} ({why})")
 
@@ -254,16 +265,34 @@ class _Repair:
         else:
             self.notes.append(f"{ref}: no admissible value found ({why})")
 
+    def column_pools(self, table: str, column: str) -> tuple[Counter[Any], Counter[Any]]:
+        """(locked values, values of cells no critique names and no repair changed) of a
+        column, counted once per proposal and kept current as cells change: filling a
+        column is linear, not a scan of the column per cell (a 10,000-row table)."""
+        key = (table, column)
+        if key not in self._pools:
+            locked: Counter[Any] = Counter()
+            free: Counter[Any] = Counter()
+            for i, r in enumerate(self.tables[table]):
+                v = r.get(column)
+                if v is None:
+                    continue
+                ref = CellRef(table=table, row=i, column=column)
+                if str(ref) in self.locked:
+                    locked[(type(v).__name__, v)] += 1
+                elif ref not in self.named and ref not in self.changed:
+                    free[(type(v).__name__, v)] += 1
+                    self._free.add(ref)
+            self._pools[key] = (locked, free)
+        return self._pools[key]
+
     def fill_data(self, ref: CellRef, why: str) -> None:
         """A literal admitted elsewhere in the column (the most common locked value), else the
         most common value of a cell no critique names."""
-        rows = self.tables[ref.table]
-        others = [(CellRef(table=ref.table, row=i, column=ref.column), v)
-                  for i, r in enumerate(rows)
-                  if i != ref.row and (v := r.get(ref.column)) is not None]
-        pool = Counter((type(v).__name__, v) for r, v in others if str(r) in self.locked) \
-            or Counter((type(v).__name__, v) for r, v in others
-                       if r not in self.named and r not in self.changed)
+        locked, free = self.column_pools(ref.table, ref.column)
+        own = self.tables[ref.table][ref.row].get(ref.column)
+        mine = (type(own).__name__, own) if ref in self._free and own is not None else None
+        pool = locked or (free - Counter([mine]) if mine else free)
         if not pool:
             self.notes.append(f"{ref}: no value to copy for a data cell ({why})")
             return
