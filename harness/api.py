@@ -174,6 +174,23 @@ def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pac
     return load_pack(path if path.is_absolute() or pack_arg else ws.root / path)
 
 
+def _check_ledger_present(ws: Workspace) -> None:
+    """A workspace with traces or committed files but no ledger lost its ledger: run ids
+    would restart and append to old traces (issue 17, item 6). Refuse, saying what to do."""
+    if ws.ledger_path.exists():
+        return
+    traces = sum(1 for _ in ws.traces.glob("*.jsonl")) if ws.traces.is_dir() else 0
+    folder = ws.current / "artifacts"
+    objects = sum(1 for _ in folder.glob("*.json")) if folder.is_dir() else 0
+    if traces or objects:
+        raise ConfigError(
+            f"the ledger is missing but the workspace holds {traces} trace(s) and {objects} "
+            "committed file(s): runs would restart their numbering over old traces",
+            file=ws.ledger_path,
+            hint="restore .membrane/ledger.sqlite from a backup, or refine into a new workspace",
+        )
+
+
 def _check_ontology(ws: Workspace, pack: Pack) -> None:
     """The pack's ontology errors that need no reasoner (a parse error, a bad binding, not
     OWL 2 DL), raised before the workspace is written to (~45 ms; nothing when cached)."""
@@ -196,6 +213,7 @@ def open_session(
     ws = Workspace(root)
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
+    _check_ledger_present(ws)
     _check_ontology(ws, pack)  # a broken or non-DL ontology: exit 2 before anything is written
     ws.ensure()
     from ontology import load_pools  # owlready2 is heavy: trace commands never import it

@@ -122,3 +122,17 @@ def test_a_kill_after_the_commit_point_leaves_no_provenance_gap(tmp_path: Path) 
     prov = why(ws, "x", "t", "0", "v")
     assert prov.committed["version"] == 1
     assert api.run_recover(tmp_path)["commits_completed"] == 0  # once
+
+
+def test_a_lost_ledger_is_refused_not_restarted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17 item 6: a deleted ledger made run ids restart and append to old traces."""
+    committed(tmp_path)
+    (tmp_path / ".membrane" / "ledger.sqlite").unlink()
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "z", "tables": {}}\n')
+    from tests.conftest import FACILITY
+
+    code = main(["batch", str(corpus), "--pack", str(FACILITY), "-w", str(tmp_path)])
+    assert code == 2 and "the ledger is missing" in capsys.readouterr().err
