@@ -361,13 +361,7 @@ class Ledger:
             if row is None or row[1] != seq:
                 raise LookupError(run_id)
             if commit is not None:
-                (latest,) = self._db.execute(
-                    "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
-                    (commit.artifact_id,),
-                ).fetchone()
-                if commit.version != latest + 1:
-                    raise ValueError(f"{commit.artifact_id} is at version {latest} now")
-                self._insert_commit(commit)
+                self._insert_next_version(commit)
             self._db.execute(
                 "UPDATE held SET status = ?, reviewed_at = ?, note = ? WHERE run_id = ?",
                 (action, at, note, run_id),
@@ -376,14 +370,31 @@ class Ledger:
                 "UPDATE runs SET status = ?, trace_len = ?, trace_head = ? WHERE run_id = ?",
                 ("COMMITTED" if action == "approved" else "REJECTED", seq + 1, head, run_id),
             )
+            self._insert_review(run_id, record, run_id, seq, payload)
+
+    def _insert_next_version(self, commit: CommitRow) -> None:
+        """The commit row, if it is still the artifact's next version (else ValueError)."""
+        (latest,) = self._db.execute(
+            "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
+            (commit.artifact_id,),
+        ).fetchone()
+        if commit.version != latest + 1:
+            raise ValueError(f"{commit.artifact_id} is at version {latest} now")
+        self._insert_commit(commit)
+
+    def _insert_review(
+        self, record_run: str, record: str | None, tail_run: str, seq: int, payload: str
+    ) -> None:
+        """A review act's override record (if any) and its trace record-to-be."""
+        if record is not None:
             self._db.execute(
                 "INSERT INTO outcomes (run_id, kind, record) VALUES (?, 'override', ?)",
-                (run_id, record),
+                (record_run, record),
             )
-            self._db.execute(
-                "INSERT INTO trace_tail (run_id, seq, payload) VALUES (?, ?, ?)",
-                (run_id, seq, payload),
-            )
+        self._db.execute(
+            "INSERT INTO trace_tail (run_id, seq, payload) VALUES (?, ?, ?)",
+            (tail_run, seq, payload),
+        )
 
     def revert(
         self,
@@ -391,18 +402,13 @@ class Ledger:
         tail: tuple[int, str, str],
         commit: CommitRow,
         record: str | None,
+        undone: str,
     ) -> None:
         """A person's revert, in one transaction: a run row for the act (its trace is the
         one review record `tail`), the commit row that makes the older content the newest
-        version, and the override record of the run whose version was undone."""
+        version, and the override record of the run `undone` (whose version it undid)."""
         seq, head, payload = tail
         with self._txn():
-            (latest,) = self._db.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
-                (commit.artifact_id,),
-            ).fetchone()
-            if commit.version != latest + 1:
-                raise ValueError(f"{commit.artifact_id} is at version {latest} now")
             self._db.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -417,16 +423,8 @@ class Ledger:
                     run.outcome,
                 ),
             )
-            self._insert_commit(commit)
-            if record is not None:
-                self._db.execute(
-                    "INSERT INTO outcomes (run_id, kind, record) VALUES (?, 'override', ?)",
-                    (commit.run_id, record),
-                )
-            self._db.execute(
-                "INSERT INTO trace_tail (run_id, seq, payload) VALUES (?, ?, ?)",
-                (run.run_id, seq, payload),
-            )
+            self._insert_next_version(commit)
+            self._insert_review(undone, record, run.run_id, seq, payload)
 
     def append_outcome(self, kind: str, record: str, run_id: str | None = None) -> None:
         """One record into the outcome log (a relax, say), its own transaction."""

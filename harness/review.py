@@ -372,7 +372,7 @@ def revert(
     if undone is not None and undone.status == "COMMITTED":  # a proposer's version: charge it
         record = _override(ledger, latest.run_id, "reverted", "success", "failure", note, at)
     try:
-        ledger.revert(run, tail, row, record)
+        ledger.revert(run, tail, row, record, undone=latest.run_id)
     except ValueError as exc:
         raise ReviewError(f"artifact {artifact_id!r} changed while reverting: {exc}") from exc
     _append_tail(ws, ledger, run_id, tail)

@@ -11,10 +11,11 @@ from pathlib import Path
 from effectors.base import Gate, Proposer
 from effectors.commit import Committer
 from effectors.critique import Critic
+from effectors.testing import InstantGate, VerdictFn
 from harness.agenda import Agenda
 from harness.driver import BatchRun
 from harness.ledger import Ledger
-from harness.models import Artifact
+from harness.models import Artifact, Cell, Critique, Location
 from harness.models import Effector as E
 from harness.run import Engines, Run
 from harness.scratch import Scratch
@@ -68,3 +69,28 @@ def run_cohort(ws: Workspace, eng: Engines, artifacts: Sequence[Artifact]) -> li
     )
     ended = {r.input.id: r for cycle in batch for r in cycle.finished}
     return [ended[a.id] for a in artifacts if a.id in ended]
+
+
+def cell_check(
+    gate: str, code: str, table: str, column: str, ok: Callable[[Cell], bool], row: int = 0
+) -> VerdictFn:
+    """A fake gate's verdict: `code` on `table[row].column` unless `ok(value)`."""
+
+    def check(a: Artifact) -> list[Critique]:
+        if ok(a.tables[table][row][column]):
+            return []
+        where = Location(table=table, row=row, column=column)
+        return [Critique(code=code, gate=gate, location=where)]
+
+    return check
+
+
+def fake_gates(
+    value: VerdictFn | None = None, ri: VerdictFn | None = None, prose: VerdictFn | None = None
+) -> dict[E, Gate]:
+    """The three gates as instant fakes (each passes everything unless given a check)."""
+    return {
+        E.VALUE_GATE: InstantGate("value_gate", value),
+        E.RI_GATE: InstantGate("ri_gate", ri),
+        E.PROSE_GATE: InstantGate("prose_gate", prose),
+    }

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from effectors.testing import InstantGate
 from harness import api
 from harness.learning import signals
 from harness.learning.learn_pass import ScoreGate, review_and_learn
@@ -21,9 +20,7 @@ from harness.learning.lessons import Advice, BayesianStrategy, LessonProposal, S
 from harness.learning.miner import TraceMiner, summarise
 from harness.models import (
     Artifact,
-    Critique,
     LessonHint,
-    Location,
     Proposal,
     ProposalRequest,
     RunState,
@@ -31,7 +28,7 @@ from harness.models import (
 from harness.models import Effector as E
 from harness.pack import Pack
 from harness.workspace import Workspace
-from tests.harness.helpers import make_engines, run_cohort
+from tests.harness.helpers import cell_check, fake_gates, make_engines, run_cohort
 
 AT = "2026-11-25T10:00:00+00:00"
 ROOMS = [{"room_id": "R-1", "room_type": "CT room", "department": "radiology", "floor": 1}]
@@ -55,36 +52,14 @@ def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
     )
 
 
-def value_gate(a: Artifact) -> list[Critique]:
-    if a.tables["equipment"][0]["standard"] == "IEC 60601-1":
-        return []
-    return [
-        Critique(
-            code="value.disjoint",
-            gate="value_gate",
-            location=Location(table="equipment", row=0, column="standard"),
-        )
-    ]
-
-
-def ri_gate(a: Artifact) -> list[Critique]:
-    if a.tables["equipment"][0]["room_id"] == "R-1":
-        return []
-    return [
-        Critique(
-            code="ri.fk_orphan",
-            gate="ri_gate",
-            location=Location(table="equipment", row=0, column="room_id"),
-        )
-    ]
+value_gate = cell_check(
+    "value_gate", "value.disjoint", "equipment", "standard", lambda v: v == "IEC 60601-1"
+)
+ri_gate = cell_check("ri_gate", "ri.fk_orphan", "equipment", "room_id", lambda v: v == "R-1")
 
 
 def gates() -> dict[E, Any]:
-    return {
-        E.VALUE_GATE: InstantGate("value_gate", value_gate),
-        E.RI_GATE: InstantGate("ri_gate", ri_gate),
-        E.PROSE_GATE: InstantGate("prose_gate"),
-    }
+    return fake_gates(value_gate, ri_gate)
 
 
 class Stepwise:

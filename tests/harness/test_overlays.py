@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from effectors.testing import InstantGate, ScriptedProposer
+from effectors.testing import ScriptedProposer
 from harness.ledger import Ledger
-from harness.models import Artifact, Critique, Location, RunState
+from harness.models import Artifact, RunState
 from harness.models import Effector as E
 from harness.run import Overlay, spot_checked
-from tests.harness.helpers import make_engines, run_cohort
+from tests.harness.helpers import cell_check, fake_gates, make_engines, run_cohort
 
 
 def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
@@ -29,36 +29,14 @@ def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
     )
 
 
-def value_gate(a: Artifact) -> list[Critique]:
-    if a.tables["equipment"][0]["standard"] == "IEC 60601-1":
-        return []
-    return [
-        Critique(
-            code="value.disjoint",
-            gate="value_gate",
-            location=Location(table="equipment", row=0, column="standard"),
-        )
-    ]
-
-
-def ri_gate(a: Artifact) -> list[Critique]:
-    if a.tables["equipment"][0]["room_id"] == "R-1":
-        return []
-    return [
-        Critique(
-            code="ri.fk_orphan",
-            gate="ri_gate",
-            location=Location(table="equipment", row=0, column="room_id"),
-        )
-    ]
+value_gate = cell_check(
+    "value_gate", "value.disjoint", "equipment", "standard", lambda v: v == "IEC 60601-1"
+)
+ri_gate = cell_check("ri_gate", "ri.fk_orphan", "equipment", "room_id", lambda v: v == "R-1")
 
 
 def gates() -> dict[E, Any]:
-    return {
-        E.VALUE_GATE: InstantGate("value_gate", value_gate),
-        E.RI_GATE: InstantGate("ri_gate", ri_gate),
-        E.PROSE_GATE: InstantGate("prose_gate"),
-    }
+    return fake_gates(value_gate, ri_gate)
 
 
 def trace(ws_root: Path, run_id: str) -> list[dict[str, Any]]:

@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from effectors.testing import InstantGate, ScriptedProposer
+from effectors.testing import ScriptedProposer
 from harness import api
 from harness.cli import main
 from harness.inspect import verify_traces, why
 from harness.learning.outcomes import parse_record
 from harness.ledger import Ledger
-from harness.models import Artifact, Critique, Location, RunState
+from harness.models import Artifact, RunState
 from harness.models import Effector as E
 from harness.review import ReviewError, _gates_passed
 from harness.run import Run
 from harness.workspace import Workspace
-from tests.harness.helpers import make_engines, run_cohort
+from tests.harness.helpers import cell_check, fake_gates, make_engines, run_cohort
 
 
 def art(aid: str, standard: str = "IEC 60601-1", prose: str = "A CT scanner.") -> Artifact:
@@ -33,24 +33,13 @@ def art(aid: str, standard: str = "IEC 60601-1", prose: str = "A CT scanner.") -
     )
 
 
-def hvac_is_wrong(a: Artifact) -> list[Critique]:
-    if a.tables["equipment"][0]["standard"] != "ASHRAE 62.1":
-        return []
-    return [
-        Critique(
-            code="value.disjoint",
-            gate="value_gate",
-            location=Location(table="equipment", row=0, column="standard"),
-        )
-    ]
+hvac_is_wrong = cell_check(
+    "value_gate", "value.disjoint", "equipment", "standard", lambda v: v != "ASHRAE 62.1"
+)
 
 
 def gates() -> dict[E, Any]:
-    return {
-        E.VALUE_GATE: InstantGate("value_gate", hvac_is_wrong),
-        E.RI_GATE: InstantGate("ri_gate"),
-        E.PROSE_GATE: InstantGate("prose_gate"),
-    }
+    return fake_gates(hvac_is_wrong)
 
 
 def held_workspace(tmp: Path, artifacts: list[Artifact], fixes: list[Artifact]) -> list[Run]:
