@@ -67,10 +67,18 @@ class Snapshot:
     data: list[bytes]  # each row's artifact bytes (canonical JSON)
     attempts: list[int | None]
     packs: dict[str, tuple[str, str]]  # run id -> (pack, version), from the outcome log
-    runs: list[tuple[str, str | None]]  # (status, outcome JSON) of every run
+    states: dict[str, int]  # runs per status
+    settled: int  # finished runs
+    gate_clean: dict[str, int]  # gate -> finished runs in which it raised no critique
     last_pack: str | None
 
 
+_GATES = (("value_gate", "value."), ("ri_gate", "ri."), ("prose_gate", "prose."))
+_SETTLED = "outcome IS NOT NULL AND status != 'running'"
+_CLEAN = (
+    f"SELECT COUNT(*) FROM runs WHERE {_SETTLED} AND NOT EXISTS"
+    " (SELECT 1 FROM json_each(runs.outcome, '$.critique_codes') WHERE key GLOB ?)"
+)
 _LATEST = (
     "SELECT c.* FROM commits c JOIN (SELECT artifact_id, MAX(version) v FROM commits"
     " GROUP BY artifact_id) l ON c.artifact_id = l.artifact_id AND c.version = l.v"
@@ -94,11 +102,23 @@ def read_snapshot(ws: Workspace) -> Snapshot:
     try:
         db.execute("BEGIN")
         rows = [CommitRow(*r) for r in db.execute(_LATEST)]
-        packs: dict[str, tuple[str, str]] = {}
-        for run_id, record in db.execute("SELECT run_id, record FROM outcomes WHERE kind = 'run'"):
-            rec = orjson.loads(record)
-            packs[run_id] = (str(rec.get("pack", "")), str(rec.get("pack_version", "")))
-        runs = list(db.execute("SELECT status, outcome, run_id FROM runs"))
+        packs = {
+            run_id: (str(p or ""), str(v or ""))
+            for run_id, p, v in db.execute(
+                "SELECT run_id, record ->> '$.pack', record ->> '$.pack_version' FROM outcomes"
+                " WHERE kind = 'run'"
+            )
+        }
+        finished = dict(
+            db.execute(
+                "SELECT run_id, outcome ->> '$.attempts' FROM runs WHERE outcome IS NOT NULL"
+            ).fetchall()
+        )
+        states = dict(db.execute("SELECT status, COUNT(*) FROM runs GROUP BY status").fetchall())
+        (settled,) = db.execute(f"SELECT COUNT(*) FROM runs WHERE {_SETTLED}").fetchone()
+        gate_clean = {
+            gate: db.execute(_CLEAN, (f"{prefix}*",)).fetchone()[0] for gate, prefix in _GATES
+        }
         last = db.execute("SELECT value FROM meta WHERE key = 'pack'").fetchone()
         db.execute("COMMIT")
     finally:
@@ -109,27 +129,37 @@ def read_snapshot(ws: Workspace) -> Snapshot:
             file=ws.root,
             hint="`membrane trace list` shows how its runs ended; `membrane batch` commits",
         )
-    finished = {run_id: o for _s, o, run_id in runs if o}
+    folders = (str(ws.current), str(ws.archive))
     data, attempts = [], []
     for row in rows:
-        data.append(_object(ws, "artifacts", row.content_hash))
-        attempts.append(_attempts(ws, row, finished.get(row.run_id)))
+        data.append(_object(folders, "artifacts", row.content_hash))
+        n = finished.get(row.run_id)
+        attempts.append(n if isinstance(n, int) else _attempts(folders, row))
     return Snapshot(
-        rows, data, attempts, packs, [(s, o) for s, o, _r in runs], str(last[0]) if last else None
+        rows,
+        data,
+        attempts,
+        packs,
+        states,
+        settled,
+        gate_clean,
+        str(last[0]) if last else None,
     )
 
 
-def _attempts(ws: Workspace, row: CommitRow, outcome: str | None) -> int | None:
-    """From the run's outcome in the ledger; a run still finishing: its metrics sidecar."""
+def _attempts(folders: tuple[str, str], row: CommitRow) -> int | None:
+    """A run still finishing has no outcome in the ledger yet: its metrics sidecar."""
     try:
-        n = orjson.loads(outcome or _object(ws, "metrics", row.metrics_hash)).get("attempts")
+        n = orjson.loads(_object(folders, "metrics", row.metrics_hash)).get("attempts")
     except (ConfigError, orjson.JSONDecodeError, AttributeError):
         n = None
     return n if isinstance(n, int) else None
 
 
-def _object(ws: Workspace, kind: str, digest: str) -> bytes:
-    for folder in (str(ws.current), str(ws.archive)):
+def _object(folders: tuple[str, str], kind: str, digest: str) -> bytes:
+    """An object named by the snapshot: in `current/`, or in `archive/` if recovery has
+    moved it there since (superseded); they never change."""
+    for folder in folders:
         try:
             with open(f"{folder}/{kind}/{digest}.json", "rb") as fh:
                 return fh.read()
@@ -137,7 +167,7 @@ def _object(ws: Workspace, kind: str, digest: str) -> bytes:
             continue
     raise ConfigError(
         f"the committed object {kind}/{digest}.json is missing",
-        file=ws.current / kind,
+        file=Path(folders[0]) / kind,
         hint="run `membrane recover`, then `membrane trace verify`",
     )
 
@@ -180,17 +210,27 @@ def _publish(tmp: Path, out: Path) -> None:
 # -- parquet ----------------------------------------------------------------------------------
 def _column(values: Sequence[Any]) -> tuple[pa.Array, bool]:
     """An Arrow column for a list of cells and whether it holds JSON text: one type when the
-    values share one (ints: int64; ints and floats: double when exact), JSON otherwise."""
-    kinds = {type(v) for v in values if v is not None}
-    if not kinds or kinds == {str}:
-        return pa.array(values, pa.string()), False
-    if kinds == {bool}:
-        return pa.array(values, pa.bool_()), False
-    ints = [v for v in values if type(v) is int]
-    if kinds == {int} and all(_INT64[0] <= v <= _INT64[1] for v in ints):
-        return pa.array(values, pa.int64()), False
-    if kinds <= {int, float} and all(abs(v) <= _FLOAT_EXACT for v in ints):
-        return pa.array([None if v is None else float(v) for v in values], pa.float64()), False
+    values share one (text, booleans, int64; ints and floats: double when every int is
+    exact in a double), JSON text otherwise. Arrow infers the type in C; a mix it refuses
+    (a bool among ints, text among numbers, an int past int64) falls back to JSON."""
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        arr = None
+    if arr is not None:
+        if pa.types.is_null(arr.type):
+            return pa.array(values, pa.string()), False
+        if arr.type == pa.string():
+            return arr, False
+        kinds = {type(v) for v in values} - {type(None)}  # Arrow reads False as 0.0
+        if kinds in ({bool}, {int}):
+            return arr, False
+        if (
+            arr.type == pa.float64()
+            and kinds <= {int, float}
+            and not any(type(v) is int and abs(v) > _FLOAT_EXACT for v in values)
+        ):
+            return arr, False
     return pa.array([None if v is None else orjson.dumps(v).decode() for v in values]), True
 
 
@@ -288,8 +328,6 @@ def _card(snap: Snapshot, pack: Pack | None, res: ExportResult) -> str:
     name = pack.name if pack else "membrane"
     licence = pack.config.pack.license if pack else ""
     hist = Counter(snap.attempts)
-    states = Counter(status for status, _ in snap.runs)
-    settled = [orjson.loads(o) for s, o in snap.runs if o and s != "running"]
     lines = ["---", f"pretty_name: {name} (refined with membrane)"]
     if licence:
         lines.append(f"license: {licence}")
@@ -320,18 +358,15 @@ def _card(snap: Snapshot, pack: Pack | None, res: ExportResult) -> str:
             + "."
         )
     lines += ["", "## Runs", "", "| state | runs |", "| --- | --- |"]
-    lines += [f"| {s} | {n} |" for s, n in sorted(states.items())]
+    lines += [f"| {s} | {n} |" for s, n in sorted(snap.states.items())]
     lines += [
         "",
         "Gate pass rate: the share of settled runs in which the gate raised no critique.",
         "",
     ]
     lines += ["| gate | pass rate |", "| --- | --- |"]
-    for gate, prefix in (("value_gate", "value."), ("ri_gate", "ri."), ("prose_gate", "prose.")):
-        clean = sum(
-            1 for o in settled if not any(c.startswith(prefix) for c in o.get("critique_codes", {}))
-        )
-        rate = f"{clean / len(settled):.1%}" if settled else "n/a"
+    for gate, clean in snap.gate_clean.items():
+        rate = f"{clean / snap.settled:.1%}" if snap.settled else "n/a"
         lines.append(f"| {gate} | {rate} |")
     lines += [
         "",
