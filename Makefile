@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench ri_gate --json
 	$(BIN)/python -m bench prose_gate --json
 	$(BIN)/python -m bench outcomes --json
+	$(BIN)/python -m bench export --json
 
 corpus: $(STAMP)
 	$(BIN)/python packs/facility/generate.py owl --out packs/facility/ontology/facility.owl
