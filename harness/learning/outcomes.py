@@ -188,15 +188,16 @@ def parse_record(raw: str | bytes) -> OutcomeRecord | OverrideRecord | RelaxReco
 
 def parse_records(
     raws: Sequence[str],
-) -> list[OutcomeRecord | OverrideRecord | RelaxRecord | ValidationError]:
-    """Outcome-log lines, validated in one call: for each line what `parse_record` gives,
-    its record or the ValidationError it raises."""
-    out: list[OutcomeRecord | OverrideRecord | RelaxRecord | ValidationError] = []
-    for raw, v in zip(raws, _BATCH.validate_python(raws), strict=True):
-        if isinstance(v, str):  # refused by the batch: `parse_record` decides and says why
-            try:
-                v = parse_record(raw)
-            except ValidationError as exc:
-                v = exc
-        out.append(v)
-    return out
+) -> tuple[list[OutcomeRecord | OverrideRecord | RelaxRecord], list[tuple[int, ValidationError]]]:
+    """Outcome-log lines validated in one call, each as `parse_record` would: the records
+    of the lines that validate, in order, and (index, error) for each line that does not."""
+    out = _BATCH.validate_python(raws)
+    refused: list[tuple[int, ValidationError]] = []
+    for i in [i for i, v in enumerate(out) if isinstance(v, str)]:
+        try:  # refused by the batch: `parse_record` decides, and says why
+            out[i] = parse_record(raws[i])
+        except ValidationError as exc:
+            refused.append((i, exc.with_traceback(None)))  # no frame, no cycle
+    if refused:
+        out = [v for v in out if not isinstance(v, str)]
+    return out, refused

@@ -25,13 +25,18 @@ The numbers are the spec (issue 12), each pinned by a test at its boundary:
   run changes its result in the sums (partial → success or failure; success → failure).
 
 `fold(state, record)` applies one record; `rebuild(records)` folds them all from empty, so
-incremental updates and a rebuild give the same state (a property test checks it).
+incremental updates and a rebuild give the same state (a property test checks it). Both
+go through `_Maps`, the mutable working form: running sums and patterns are changed in
+place and frozen once at the end, and the arithmetic is the frozen form's, step for step
+(the quality sum rounded to 10 places at every add), so the state is the same whichever
+way, and however often, the log was cut.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from harness.learning.outcomes import OutcomeRecord, OverrideRecord, RelaxRecord
 
@@ -53,6 +58,8 @@ __all__ = [
 FIRST_CONFIDENCE, STEP, CAP = 0.55, 0.05, 0.95
 MIN_RUNS = 5  # settled runs before reliability shapes an overlay
 PATTERN_OCCURRENCES_FOR_APPROVAL = 3
+UNRELIABLE, RELIABLE, APPROVAL_BELOW = 0.7, 0.9, 0.75  # reliability thresholds
+STRICTEST_RISK, FEWEST_RETRIES = 1.4, 1  # an overlay can get no stricter than these
 
 
 def pattern_confidence(occurrences: int) -> float:
@@ -97,35 +104,121 @@ class Stats:
     last_at: str = ""  # the newest outcome (staleness)
 
     def add(self, r: OutcomeRecord) -> Stats:
-        settled = r.result != "partial"
-        return Stats(
-            runs=self.runs + 1,
-            settled=self.settled + settled,
-            successes=self.successes + (r.result == "success"),
-            retries=self.retries + r.retries,
-            quality=round(self.quality + r.quality, 10),
-            last_at=max(self.last_at, r.finished_at),
-        )
+        sums = _Sums(self)
+        sums.add(r)
+        return sums.frozen()
 
     def override(self, o: OverrideRecord) -> Stats:
         """A person changed a run's result: partial → success/failure settles it; a revert
         takes a success back. Sums never go below zero (a hand-made log cannot make them)."""
-        settled = self.settled + (o.previous == "partial")
-        successes = self.successes + (o.result == "success") - (o.previous == "success")
-        return replace(
-            self,
-            settled=settled,
-            successes=max(0, min(successes, settled)),
-            last_at=max(self.last_at, o.at),
-        )
+        sums = _Sums(self)
+        sums.override(o)
+        return sums.frozen()
 
     @property
     def reliability(self) -> float | None:
         """None until there is a settled run."""
+        return _Sums(self).reliability()
+
+
+# The quality sums are rounded to 10 places at every add, `round(sum + q, 10)`. While the
+# sum and q are each the double nearest to a whole number of 1e-10 units, that is the
+# double nearest to their exact decimal sum: one float addition of two such doubles lands
+# within 2^-35 of it while it is below 2^17, well inside half a unit (5e-11), and `round`
+# rounds to the nearest whole unit. So a sum is kept in whole units (an int, added to with
+# no rounding) and read as `units / 1e10`, the same double; a quality that is not a whole
+# number of units, or a sum that would reach 2^17, turns that sum to the float arithmetic
+# for good. A test checks the two against each other.
+_UNITS_BELOW = 2**17 * 10**10
+
+
+def _units(q: float) -> int:
+    """`q` in whole 1e-10 units when it is the double nearest to such a number (a float,
+    not -0.0, below 2^17); else -1."""
+    if type(q) is float and 0.0 <= q < 131072.0:
+        units = round(q * 1e10)
+        if units / 1e10 == q and (units or math.copysign(1.0, q) > 0):
+            return units
+    return -1
+
+
+class _Sums:
+    """`Stats`, mutable: the one definition of how a run and an override change the sums."""
+
+    __slots__ = ("_quality", "_units", "last_at", "retries", "runs", "settled", "successes")
+
+    def __init__(self, s: Stats | None = None) -> None:
+        if s is None:
+            self.runs = self.settled = self.successes = self.retries = self._units = 0
+            self._quality, self.last_at = 0.0, ""
+        else:
+            self.runs, self.settled, self.successes = s.runs, s.settled, s.successes
+            self.retries, self._quality, self.last_at = s.retries, s.quality, s.last_at
+            self._units = _units(s.quality)
+
+    @property
+    def quality(self) -> float:
+        return self._units / 1e10 if self._units >= 0 else self._quality
+
+    def add(self, r: OutcomeRecord) -> None:
+        _add_run((self,), r.result, r.retries, r.quality, r.finished_at)
+
+    def override(self, o: OverrideRecord) -> None:
+        settled = self.settled + (o.previous == "partial")
+        successes = self.successes + (o.result == "success") - (o.previous == "success")
+        self.settled = settled
+        self.successes = max(0, min(successes, settled))
+        self.last_at = max(self.last_at, o.at)
+
+    def reliability(self) -> float | None:
         if not self.settled or not self.runs:
             return None
         return reliability(
             self.successes / self.settled, self.retries / self.runs, self.quality / self.runs
+        )
+
+    def frozen(self) -> Stats:
+        return Stats(
+            self.runs, self.settled, self.successes, self.retries, self.quality, self.last_at
+        )
+
+
+def _add_run(sums: tuple[_Sums, ...], result: str, retries: int, quality: float, at: str) -> None:
+    """One run added to each of these sums (one call for all: this runs per record)."""
+    settled = result != "partial"
+    success = result == "success"
+    units = _units(quality)
+    for s in sums:
+        s.runs += 1
+        s.settled += settled
+        s.successes += success
+        s.retries += retries
+        if units >= 0 and s._units >= 0 and s._units + units < _UNITS_BELOW:
+            s._units += units
+        else:
+            s._quality = round(s.quality + quality, 10)
+            s._units = -1
+        if at > s.last_at:  # noqa: PLR1730 (max() is a call)
+            s.last_at = at
+
+
+class _Pattern:
+    """`Pattern`, mutable (the working form inside a fold)."""
+
+    __slots__ = ("code", "fix_hint", "last_seen", "occurrences", "proposer", "since_relax")
+
+    def __init__(self, p: Pattern) -> None:
+        self.proposer, self.code, self.occurrences = p.proposer, p.code, p.occurrences
+        self.last_seen, self.fix_hint, self.since_relax = p.last_seen, p.fix_hint, p.since_relax
+
+    def frozen(self) -> Pattern:
+        return Pattern(
+            self.proposer,
+            self.code,
+            self.occurrences,
+            self.last_seen,
+            self.fix_hint,
+            self.since_relax,
         )
 
 
@@ -139,16 +232,63 @@ class LearnedOverlay:
 
     def tightened(self, other: LearnedOverlay) -> LearnedOverlay:
         """The stricter of the two, field by field (never looser than either)."""
+        if not self._tightened_by(other.risk_multiplier, other.max_retries, other.require_approval):
+            return self  # nothing tightened: keep the reason and time it was set
         risk = max(self.risk_multiplier, other.risk_multiplier)
         retries = min(self.max_retries, other.max_retries)
         approval = self.require_approval or other.require_approval
-        if (risk, retries, approval) == (
-            self.risk_multiplier,
-            self.max_retries,
-            self.require_approval,
-        ):
-            return self  # nothing tightened: keep the reason and time it was set
         return LearnedOverlay(risk, retries, approval, other.reason, other.updated_at)
+
+    def _tightened_by(self, risk: float, retries: int, approval: bool) -> bool:
+        """Whether an overlay of these numbers would make this one stricter."""
+        return (
+            risk > self.risk_multiplier
+            or retries < self.max_retries
+            or (approval and not self.require_approval)
+        )
+
+    @property
+    def _strictest(self) -> bool:
+        """No computed overlay can tighten it further."""
+        return (
+            self.risk_multiplier >= STRICTEST_RISK
+            and self.max_retries <= FEWEST_RETRIES
+            and self.require_approval
+        )
+
+
+def _numbers(rel: float | None, speaks: bool, repeated: bool) -> tuple[float, int, bool]:
+    """(risk multiplier, max retries, approval) these numbers call for."""
+    risk, retries, approval = 1.0, 2, False
+    if speaks and rel is not None:
+        if rel < UNRELIABLE:
+            risk, retries = STRICTEST_RISK, FEWEST_RETRIES
+        elif rel > RELIABLE:
+            risk = 0.9
+        if rel < APPROVAL_BELOW:
+            approval = True
+    return risk, retries, approval or repeated
+
+
+def _overlay(
+    rel: float | None, settled: int, repeated: list[str], at: str
+) -> LearnedOverlay | None:
+    """`overlay_for` with the repeated codes already picked out and sorted."""
+    speaks = rel is not None and settled >= MIN_RUNS
+    if not speaks and not repeated:
+        return None
+    risk, retries, approval = _numbers(rel, speaks, bool(repeated))
+    reasons: list[str] = []
+    if speaks and rel is not None:
+        if rel < UNRELIABLE:
+            reasons.append(f"reliability {rel:.2f} < 0.70")
+        elif rel > RELIABLE:
+            reasons.append(f"reliability {rel:.2f} > 0.90")
+        if UNRELIABLE <= rel < APPROVAL_BELOW:
+            reasons.append(f"reliability {rel:.2f} < 0.75")
+    if repeated:
+        reasons.append(f"repeated failure pattern(s): {', '.join(repeated)}")
+    return LearnedOverlay(risk, retries, approval, "; ".join(reasons), at)
 
 
 def overlay_for(
@@ -157,27 +297,8 @@ def overlay_for(
     """The overlay these numbers call for (before tightening against the previous one);
     None while they do not speak yet (fewer than `MIN_RUNS` settled runs and no pattern
     seen 3 times)."""
-    speaks = rel is not None and settled >= MIN_RUNS
-    reasons: list[str] = []
-    risk, retries, approval = 1.0, 2, False
-    if speaks and rel is not None:
-        if rel < 0.7:
-            risk, retries = 1.4, 1
-            reasons.append(f"reliability {rel:.2f} < 0.70")
-        elif rel > 0.9:
-            risk = 0.9
-            reasons.append(f"reliability {rel:.2f} > 0.90")
-        if rel < 0.75:
-            approval = True
-            if rel >= 0.7:
-                reasons.append(f"reliability {rel:.2f} < 0.75")
     repeated = sorted(p.code for p in patterns if p.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL)
-    if not speaks and not repeated:
-        return None
-    if repeated:
-        approval = True
-        reasons.append(f"repeated failure pattern(s): {', '.join(repeated)}")
-    return LearnedOverlay(risk, retries, approval, "; ".join(reasons), at)
+    return _overlay(rel, settled, repeated, at)
 
 
 @dataclass(frozen=True)
@@ -197,105 +318,131 @@ class LearningState:
     records: int = 0
 
 
-@dataclass
 class _Maps:
-    """The mutable working form of a state: `_apply` changes it in place."""
+    """The mutable working form of a state: `run`, `override` and `relax` change it in
+    place, `state` freezes it.
 
-    patterns: dict[str, Pattern]
-    by_proposer: dict[str, Stats]
-    by_proposer_pack: dict[str, Stats]
-    epoch: dict[str, Stats]
-    overlays: dict[str, LearnedOverlay]
-    relaxed: dict[str, Relaxation]
-    repeated: dict[str, dict[str, Pattern]]  # derived: patterns seen 3+ times since relax
+    A proposer never relaxed has the same sums in `epoch` as in `by_proposer` (every run
+    and every override goes to both), so the two share one `_Sums` until its first relax
+    gives it an epoch of its own."""
 
-    @classmethod
-    def of(cls, s: LearningState) -> _Maps:
-        repeated: dict[str, dict[str, Pattern]] = {}
+    def __init__(self, s: LearningState) -> None:
+        self.patterns = {k: _Pattern(p) for k, p in s.patterns.items()}
+        self.by_proposer = {k: _Sums(v) for k, v in s.by_proposer.items()}
+        self.by_proposer_pack = {k: _Sums(v) for k, v in s.by_proposer_pack.items()}
+        self.epoch: dict[str, _Sums] = {}
+        for k, v in s.epoch.items():
+            shared = self.by_proposer.get(k)
+            if shared is None or k in s.relaxed or repr(s.by_proposer[k]) != repr(v):
+                shared = _Sums(v)  # (repr: the same to the byte, not just ==)
+            self.epoch[k] = shared
+        self.overlays = dict(s.overlays)
+        self.relaxed = dict(s.relaxed)
+        # derived: proposers whose overlay no computation can tighten (until a relax)
+        self.strictest = {k for k, o in s.overlays.items() if o._strictest}
+        # derived: by proposer, the codes seen 3+ times since its last relax
+        self.repeated: dict[str, set[str]] = {}
         for p in s.patterns.values():
             if p.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL:
-                repeated.setdefault(p.proposer, {})[p.code] = p
-        return cls(
-            dict(s.patterns),
-            dict(s.by_proposer),
-            dict(s.by_proposer_pack),
-            dict(s.epoch),
-            dict(s.overlays),
-            dict(s.relaxed),
-            repeated,
-        )
+                self.repeated.setdefault(p.proposer, set()).add(p.code)
 
     def state(self, records: int) -> LearningState:
         return LearningState(
-            self.patterns,
-            self.by_proposer,
-            self.by_proposer_pack,
-            self.epoch,
+            {k: p.frozen() for k, p in self.patterns.items()},
+            {k: v.frozen() for k, v in self.by_proposer.items()},
+            {k: v.frozen() for k, v in self.by_proposer_pack.items()},
+            {k: v.frozen() for k, v in self.epoch.items()},
             self.overlays,
             self.relaxed,
             records,
         )
 
     def _reconsider(self, proposer: str, at: str) -> None:
-        stats = self.epoch.get(proposer, Stats())
-        wanted = overlay_for(
-            stats.reliability, self.repeated.get(proposer, {}).values(), at, stats.settled
-        )
+        """The proposer's overlay after its numbers changed (not called while it is as
+        strict as an overlay gets: `old.tightened(wanted)` would be `old`)."""
+        old = self.overlays.get(proposer)  # the first is taken as is; then only tighter
+        stats = self.epoch.get(proposer)
+        rel = stats.reliability() if stats is not None else None
+        settled = stats.settled if stats is not None else 0
+        repeated = self.repeated.get(proposer)
+        if old is not None and not old._tightened_by(
+            *_numbers(rel, rel is not None and settled >= MIN_RUNS, bool(repeated))
+        ):
+            return  # `old.tightened(wanted)` would be `old`
+        wanted = _overlay(rel, settled, sorted(repeated or ()), at)
         if wanted is not None:
-            old = self.overlays.get(proposer)  # the first is taken as is; then only tighter
-            self.overlays[proposer] = old.tightened(wanted) if old else wanted
+            new = self.overlays[proposer] = old.tightened(wanted) if old else wanted
+            if new._strictest:
+                self.strictest.add(proposer)
 
     def run(self, r: OutcomeRecord) -> None:
+        proposer, at = r.proposer, r.finished_at
         for attempt in r.failed:
-            for code in dict.fromkeys(attempt.codes):  # each code once per attempt
-                key = f"{r.proposer}::{code}"
-                old = self.patterns.get(key)
-                hint = attempt.fix_hints.get(code) or (old.fix_hint if old else None)
-                new = self.patterns[key] = Pattern(
-                    r.proposer,
-                    code,
-                    (old.occurrences if old else 0) + 1,
-                    r.finished_at,
-                    hint,
-                    (old.since_relax if old else 0) + 1,
-                )
-                if new.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL:
-                    self.repeated.setdefault(r.proposer, {})[code] = new
-        self.by_proposer[r.proposer] = self.by_proposer.get(r.proposer, Stats()).add(r)
-        pack_key = f"{r.proposer}::{r.pack}"
-        self.by_proposer_pack[pack_key] = self.by_proposer_pack.get(pack_key, Stats()).add(r)
-        self.epoch[r.proposer] = self.epoch.get(r.proposer, Stats()).add(r)
-        self._reconsider(r.proposer, r.finished_at)
+            hints = attempt.fix_hints
+            codes = attempt.codes
+            for code in dict.fromkeys(codes) if len(codes) > 1 else codes:  # once per attempt
+                key = f"{proposer}::{code}"
+                p = self.patterns.get(key)
+                if p is None:
+                    p = self.patterns[key] = _Pattern(Pattern(proposer, code, 0, at, None))
+                p.occurrences += 1
+                p.since_relax += 1
+                p.last_seen = at
+                hint = hints.get(code)
+                if hint:
+                    p.fix_hint = hint
+                if p.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL:
+                    self.repeated.setdefault(proposer, set()).add(code)
+        sums = self.by_proposer.get(proposer)
+        epoch = self.epoch.get(proposer)
+        if sums is None:
+            sums = self.by_proposer[proposer] = _Sums()
+            if epoch is None and proposer not in self.relaxed:  # all its numbers: shared
+                epoch = self.epoch[proposer] = sums
+        if epoch is None:
+            epoch = self.epoch[proposer] = _Sums()
+        pack_key = f"{proposer}::{r.pack}"
+        pack = self.by_proposer_pack.get(pack_key)
+        if pack is None:
+            pack = self.by_proposer_pack[pack_key] = _Sums()
+        _add_run(
+            (sums, pack) if epoch is sums else (sums, pack, epoch),
+            r.result,
+            r.retries,
+            r.quality,
+            at,
+        )
+        if proposer not in self.strictest:
+            self._reconsider(proposer, at)
 
     def override(self, o: OverrideRecord) -> None:
-        if o.proposer not in self.by_proposer:
+        sums = self.by_proposer.get(o.proposer)
+        if sums is None:
             return  # a run the log never saw: nothing to correct
-        self.by_proposer[o.proposer] = self.by_proposer[o.proposer].override(o)
-        pack_key = f"{o.proposer}::{o.pack}"
-        if pack_key in self.by_proposer_pack:
-            self.by_proposer_pack[pack_key] = self.by_proposer_pack[pack_key].override(o)
+        sums.override(o)
+        pack = self.by_proposer_pack.get(f"{o.proposer}::{o.pack}")
+        if pack is not None:
+            pack.override(o)
+        epoch = self.epoch.get(o.proposer)
         relaxed = self.relaxed.get(o.proposer)
-        if o.proposer in self.epoch and (relaxed is None or o.run_finished_at > relaxed.at):
-            self.epoch[o.proposer] = self.epoch[o.proposer].override(o)
-        self._reconsider(o.proposer, o.at)
+        if (
+            epoch is not None
+            and epoch is not sums  # shared: changed above
+            and (relaxed is None or o.run_finished_at > relaxed.at)
+        ):
+            epoch.override(o)
+        if o.proposer not in self.strictest:
+            self._reconsider(o.proposer, o.at)
 
     def relax(self, x: RelaxRecord) -> None:
         self.overlays.pop(x.proposer, None)
-        self.epoch[x.proposer] = Stats()
+        self.strictest.discard(x.proposer)
+        self.epoch[x.proposer] = _Sums()
         self.relaxed[x.proposer] = Relaxation(x.at, x.reason)
         self.repeated.pop(x.proposer, None)
-        for key, p in self.patterns.items():
-            if p.proposer == x.proposer and p.since_relax:
-                self.patterns[key] = replace(p, since_relax=0)
-
-    def apply(self, r: OutcomeRecord | OverrideRecord | RelaxRecord) -> None:
-        """One record, in place: the single definition `fold` and `rebuild` share."""
-        if isinstance(r, OutcomeRecord):
-            self.run(r)
-        elif isinstance(r, OverrideRecord):
-            self.override(r)
-        else:
-            self.relax(r)
+        for p in self.patterns.values():
+            if p.proposer == x.proposer:
+                p.since_relax = 0
 
 
 LogRecord = OutcomeRecord | OverrideRecord | RelaxRecord
@@ -303,17 +450,23 @@ LogRecord = OutcomeRecord | OverrideRecord | RelaxRecord
 
 def fold(state: LearningState, r: LogRecord) -> LearningState:
     """The state after one more outcome-log record (pure: `state` is not changed)."""
-    maps = _Maps.of(state)
-    maps.apply(r)
-    return maps.state(state.records + 1)
+    return fold_all(state, (r,))
 
 
 def fold_all(state: LearningState, records: Iterable[LogRecord]) -> LearningState:
-    """`fold` over many records, copying the state once (not once per record)."""
-    maps = _Maps.of(state)
+    """`fold` over many records, copying the state once (not once per record): each
+    record applied in place, in log order (the single definition `fold` and `rebuild`
+    share)."""
+    maps = _Maps(state)
+    run, override, relax = maps.run, maps.override, maps.relax
     n = state.records
     for r in records:
-        maps.apply(r)
+        if isinstance(r, OutcomeRecord):
+            run(r)
+        elif isinstance(r, OverrideRecord):
+            override(r)
+        else:
+            relax(r)
         n += 1
     return maps.state(n)
 
