@@ -41,10 +41,9 @@ __all__ = [
 # `offline`, `openai:<model>`, `hermes:<model>`: a name, then optionally ':' and a model id
 PROPOSER_PATTERN = r"^[a-z][a-z0-9_-]{0,63}(:[^\s:][^\s]{0,199})?$"
 
-# A failed attempt's codes were checked with python's `re.match(CRITIQUE_CODE_PATTERN)`,
-# whose `$` also matches before one final newline; pydantic's rust regex `$` does not. The
-# same rule, rust-side: the pattern with an optional final newline (a test pins the two).
-_ATTEMPT_CODE_PATTERN = CRITIQUE_CODE_PATTERN.removesuffix("$") + r"\n?$"
+# A failed attempt's codes follow the critique code pattern, whole (pydantic's rust regex:
+# `$` is the end of the text; python's `re.match` let one final newline through, issue 17).
+_ATTEMPT_CODE_PATTERN = CRITIQUE_CODE_PATTERN
 _AttemptCode = Annotated[str, StringConstraints(pattern=_ATTEMPT_CODE_PATTERN)]
 
 
