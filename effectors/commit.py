@@ -10,16 +10,20 @@ are the kernel's (`harness.store`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from harness.chapters import ChapterRenderer, write_chapter
+from harness.errors import PackError
 from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.models import Artifact
 from harness.store import write_objects
 from harness.workspace import Workspace
 
 __all__ = ["Committer"]
+
+_log = logging.getLogger(__name__)
 
 
 class Committer:
@@ -44,7 +48,10 @@ class Committer:
         digest, mdigest = write_objects(self.ws.current, artifact, metrics)
         row = self.ledger.commit(artifact.id, digest, mdigest, run_id, trace_seq, trace_hash, at)
         if self.chapters is not None:  # the derived human register; recovery re-renders it
-            write_chapter(self.ws, self.chapters, artifact, row, metrics.get("attempts", "?"))
+            try:
+                write_chapter(self.ws, self.chapters, artifact, row, metrics.get("attempts", "?"))
+            except (PackError, OSError) as exc:  # after the commit point: the commit stands
+                _log.warning("chapter of %s not written: %s", artifact.id, exc)
         return row
 
     def hold(

@@ -19,6 +19,7 @@ errors): the default ships here; a pack may name its own (`[files] chapter`).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,8 @@ from harness.ledger import CommitRow, Ledger
 from harness.models import ARTIFACT_ID_PATTERN, Artifact
 from harness.pack import Pack, load_pack
 from harness.workspace import Workspace
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -161,6 +164,13 @@ class ChapterRenderer:
                 file=_template_file(pack),
                 hint="fix the Jinja2 syntax, or remove [files] chapter to use the default",
             ) from exc
+        if pack is not None:  # a template that fails says so before anything runs
+            sample = Artifact(
+                id="check",
+                tables={t: [dict.fromkeys(b.columns)] for t, b in pack.tables.items()},
+                prose="Check.",
+            )
+            self.render(sample, CommitRow("check", 1, "0" * 64, "0" * 64, "r", 0, "0" * 64, "t"), 1)
 
     def context(self, artifact: Artifact, row: CommitRow, attempts: object) -> dict[str, Any]:
         """What the template sees. Tables in the pack's order (others by name), columns in
@@ -314,7 +324,11 @@ def sync_chapters(
             renderer = renderer_for(ledger) if ledger is not None else ChapterRenderer(None)
         data = (ws.current / "artifacts" / f"{row.content_hash}.json").read_bytes()
         artifact = Artifact.model_validate_json(data)
-        _write(path, renderer.render(artifact, row, _attempts(ws, row)))
+        try:
+            _write(path, renderer.render(artifact, row, _attempts(ws, row)))
+        except PackError as exc:  # the machine register stands; verify reports the chapter
+            _log.warning("no chapter for %s: %s", row.artifact_id, exc)
+            continue
         rendered += 1
     if folder.is_dir():
         keep = {f"{r.artifact_id}.md" for r in rows}

@@ -278,13 +278,30 @@ def test_a_pack_chooses_its_own_layout(tmp_path: Path) -> None:
     ],
 )
 def test_the_template_is_sandboxed(tmp_path: Path, template: str) -> None:
+    """A template that breaks out, mutates or names nothing fails when the pack is opened,
+    before anything runs (the renderer tries it on a sample artifact)."""
     pack = load_pack(_pack_with_template(tmp_path, template))
+    with pytest.raises(PackError, match="chapter template"):
+        ChapterRenderer(pack)
+
+
+def test_a_template_failing_on_one_artifact_never_undoes_its_commit(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pack = load_pack(_pack_with_template(tmp_path, "{{ meta.owner.name }}"))
+    with pytest.raises(PackError):  # the sample artifact has no meta.owner
+        ChapterRenderer(pack)
+    pack = load_pack(
+        _pack_with_template(tmp_path / "2", "{% if meta %}{{ meta.owner.name }}{% endif %}")
+    )
     renderer = ChapterRenderer(pack)
     ws = Workspace(tmp_path / "ws")
     ws.ensure()
     ledger = Ledger(ws.ledger_path)
-    with pytest.raises(PackError, match="chapter template"):
-        _commit(ws, ledger, renderer, Artifact(id="fac-1", tables={"rooms": []}), 1)
+    _commit(ws, ledger, renderer, Artifact(id="fac-1", tables={"rooms": []}, meta={"x": 1}), 1)
+    assert ledger.latest_commit("fac-1") is not None  # committed: the machine register
+    assert "not written" in caplog.text
+    assert [p.code for p in verify_chapters(ws, ledger.latest_commits())] == ["chapter.missing"]
     ledger.close()
 
 
