@@ -1,5 +1,6 @@
 """A batch killed with SIGKILL at random points and rerun ends with nothing lost and
-nothing duplicated in the ledger, current/ and corpus.jsonl. Really kills a process."""
+nothing duplicated in the ledger, current/, corpus.jsonl and the chapters (which `trace
+verify` checks). Really kills a process."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ def test_sigkill_at_random_points_then_rerun_loses_and_duplicates_nothing(tmp_pa
     assert sorted(json.loads(x)["id"] for x in corpus_lines) == sorted(ids)
     on_disk = {p.stem for p in (ws / "current" / "artifacts").iterdir()}
     assert on_disk == {h for _a, _v, h in commits}, "orphan or missing artifact files"
+    chapters = {p.name for p in (ws / "current" / "chapters").iterdir()}
+    assert chapters == {f"{i}.md" for i in ids}, "orphan or missing chapters"
     assert not [p for p in (ws / "current").rglob("*") if ".tmp-" in p.name]
     verify = subprocess.run(
         [sys.executable, "-m", "harness", "trace", "verify", "-w", str(ws), "--json"],
