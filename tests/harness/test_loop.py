@@ -8,6 +8,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from effectors.testing import InstantGate, ScriptedProposer
 from harness.driver import BatchRun
 from harness.errors import InfrastructureError
@@ -273,3 +275,30 @@ def test_later_gates_and_commit_see_the_canonical_value_and_the_trace_keeps_the_
     prov = why(ws, "a1", "equipment", "0", "standard")
     assert prov.value == "atorvastatin" and prov.canonical is not None
     assert prov.canonical["raw"] == "Lipitor®" and prov.canonical["via"] == "alias"
+
+
+def test_the_view_is_not_rebuilt_after_every_cohort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: rebuilding corpus.jsonl after each cohort made a batch quadratic. It is
+    rebuilt at the end, and in between only when it costs under a tenth of the time."""
+    import time
+
+    from harness import driver
+
+    calls: list[int] = []
+    real = driver.rebuild_view
+
+    def slow(*a: object, **k: object) -> int:
+        calls.append(1)
+        time.sleep(0.05)  # as if the corpus were large
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "rebuild_view", slow)
+    ws, eng = make_engines(tmp_path, gates(lambda a: []), ScriptedProposer("fake", []))
+    arts = [art("IEC 60601-1").model_copy(update={"id": f"a{i}"}) for i in range(30)]
+    batch = BatchRun(ws, eng, arts, cohort_size=1, batch_id="b", pack="t", pack_version="0")
+    batch.run()
+    assert 2 <= len(calls) < 30
+    lines = (ws.current / "corpus.jsonl").read_text().splitlines()
+    assert len(lines) == 30  # the final view is whole
