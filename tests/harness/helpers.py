@@ -94,3 +94,14 @@ def fake_gates(
         E.RI_GATE: InstantGate("ri_gate", ri),
         E.PROSE_GATE: InstantGate("prose_gate", prose),
     }
+
+
+def standard_and_room_gates() -> dict[E, Gate]:
+    """Fake gates over `equipment[0]`: the value gate wants standard "IEC 60601-1", the RI
+    gate wants room "R-1" (a wrong standard and a dangling room: a two-gate cascade)."""
+    return fake_gates(
+        cell_check(
+            "value_gate", "value.disjoint", "equipment", "standard", lambda v: v == "IEC 60601-1"
+        ),
+        cell_check("ri_gate", "ri.fk_orphan", "equipment", "room_id", lambda v: v == "R-1"),
+    )

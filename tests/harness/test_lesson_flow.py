@@ -28,7 +28,7 @@ from harness.models import (
 from harness.models import Effector as E
 from harness.pack import Pack
 from harness.workspace import Workspace
-from tests.harness.helpers import cell_check, fake_gates, make_engines, run_cohort
+from tests.harness.helpers import make_engines, run_cohort, standard_and_room_gates
 
 AT = "2026-11-25T10:00:00+00:00"
 ROOMS = [{"room_id": "R-1", "room_type": "CT room", "department": "radiology", "floor": 1}]
@@ -52,14 +52,8 @@ def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
     )
 
 
-value_gate = cell_check(
-    "value_gate", "value.disjoint", "equipment", "standard", lambda v: v == "IEC 60601-1"
-)
-ri_gate = cell_check("ri_gate", "ri.fk_orphan", "equipment", "room_id", lambda v: v == "R-1")
-
-
 def gates() -> dict[E, Any]:
-    return fake_gates(value_gate, ri_gate)
+    return standard_and_room_gates()
 
 
 class Stepwise:

@@ -18,7 +18,7 @@ from harness.ledger import Ledger
 from harness.models import Artifact, RunState
 from harness.models import Effector as E
 from harness.run import Overlay, spot_checked
-from tests.harness.helpers import cell_check, fake_gates, make_engines, run_cohort
+from tests.harness.helpers import make_engines, run_cohort, standard_and_room_gates
 
 
 def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
@@ -29,14 +29,8 @@ def art(aid: str, standard: str = "IEC 60601-1", room: str = "R-1") -> Artifact:
     )
 
 
-value_gate = cell_check(
-    "value_gate", "value.disjoint", "equipment", "standard", lambda v: v == "IEC 60601-1"
-)
-ri_gate = cell_check("ri_gate", "ri.fk_orphan", "equipment", "room_id", lambda v: v == "R-1")
-
-
 def gates() -> dict[E, Any]:
-    return fake_gates(value_gate, ri_gate)
+    return standard_and_room_gates()
 
 
 def trace(ws_root: Path, run_id: str) -> list[dict[str, Any]]:
