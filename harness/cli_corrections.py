@@ -1,0 +1,1 @@
+"""The `membrane correct|corrections|preferences|feedback` command lines."""

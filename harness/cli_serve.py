@@ -1,0 +1,1 @@
+"""The `membrane serve` command line (kept apart from cli.py: it imports uvicorn)."""

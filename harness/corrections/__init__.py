@@ -1,0 +1,1 @@
+"""Corrections and preferences, application side: capture, analyze, route (issue 14)."""

@@ -1,0 +1,1 @@
+"""`membrane serve`: the HTTP API and the dashboard (application layer)."""
