@@ -1174,7 +1174,7 @@ def build(seed: int, count: int) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for i in range(count):
         style = STYLES[i % len(STYLES)]
-        flaw = FLAWS[(i // len(STYLES) + i) % len(FLAWS)]
+        flaw = random.Random(seed * 1000 + i).choice(FLAWS)
         if i % 29 == 7:
             flaw = "length"
         tables = _tables(rng, style)
