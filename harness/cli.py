@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.cli_serve import add_serve_parser  # argparse only; uvicorn loads on `serve`
 from harness.errors import MembraneError, SetupError, TraceError
 from harness.output import EXIT_BUG, EXIT_INPUT, EXIT_TRACE, emit_json
 
@@ -336,6 +337,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")
     w.add_argument("column")
     _learning_commands(sub, common)
+    add_serve_parser(sub, common)
     r = sub.add_parser(
         "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
     )

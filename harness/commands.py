@@ -47,6 +47,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return handler(args, root)
     if args.command == "rules":
         return _rules_show(args, root)
+    if args.command == "serve":
+        from harness.cli_serve import run_serve  # the server stack loads only here
+
+        return run_serve(args, root)
     if args.command == "learn":
         if args.learn_command == "report":
             return _learn_report(args, root)

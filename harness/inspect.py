@@ -34,7 +34,7 @@ def _ledger(ws: Workspace) -> Ledger:
             file=ws.root,
             hint="run `membrane batch` or `membrane refine` first, or pass --workspace",
         )
-    return Ledger(ws.ledger_path)
+    return Ledger.reader(ws.ledger_path)  # read-only: never waits on a batch's writes
 
 
 def verify_committed_chapters(ws: Workspace, run_id: str | None = None) -> list[ChapterProblem]:

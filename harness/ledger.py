@@ -127,6 +127,17 @@ class Ledger:
         self._migrate()
         self._db.executescript(_SCHEMA)
 
+    @classmethod
+    def reader(cls, path: Path) -> Ledger:
+        """A read-only view for readers (trace inspection, `membrane serve`): a WAL reader
+        that never takes the writer's lock, creates nothing and migrates nothing; any
+        write through it fails. The ledger must exist."""
+        self = cls.__new__(cls)
+        self._db = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30
+        )
+        return self
+
     def _migrate(self) -> None:
         """Bring a ledger an older membrane wrote up to this schema, in one transaction.
         v1 (before review): `held` lacked why/reviewed_at/note and `outcomes` allowed only
