@@ -11,18 +11,23 @@ STAMP  := $(VENV)/.installed
 HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 
-.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java
+.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java chromium
 
 install: $(STAMP)
 
 check-java:
 	@scripts/check-java
 
+# the browser tests of `membrane serve` drive Debian's Chromium (a browser build cannot be
+# downloaded here): installed with apt when missing, else a clear stop
+chromium:
+	@scripts/check-chromium
+
 $(STAMP): pyproject.toml constraints.txt | check-java
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,serve]'
 	@touch $(STAMP)
 
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
@@ -39,13 +44,13 @@ demo: $(STAMP)
 	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
 
 # the fast suite (the README's test command); the slow tests: make test-slow; CI: both
-test: $(STAMP) $(HERMES_STAMP)
+test: $(STAMP) $(HERMES_STAMP) chromium
 	$(BIN)/python -m pytest -q -m "not slow"
 
-test-slow: $(STAMP) $(HERMES_STAMP)
+test-slow: $(STAMP) $(HERMES_STAMP) chromium
 	$(BIN)/python -m pytest -q -m slow
 
-test-all: $(STAMP) $(HERMES_STAMP)
+test-all: $(STAMP) $(HERMES_STAMP) chromium
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
