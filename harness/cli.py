@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.cli_corrections import add_commands as add_correction_commands  # argparse only
 from harness.cli_serve import add_serve_parser  # argparse only; uvicorn loads on `serve`
 from harness.errors import MembraneError, SetupError, TraceError
 from harness.output import EXIT_BUG, EXIT_INPUT, EXIT_TRACE, emit_json
@@ -38,6 +39,7 @@ examples:
   membrane learn status
   membrane review list
   membrane report
+  membrane correct fac-0001 "use kW not BTU/h"
   membrane export --format parquet --out refined-parquet
 
 exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
@@ -338,6 +340,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("column")
     _learning_commands(sub, common)
     add_serve_parser(sub, common)
+    add_correction_commands(sub, common, _command)
     r = sub.add_parser(
         "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
     )

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness import api, diagram, inspect
+from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
@@ -51,6 +52,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from harness.cli_serve import run_serve  # the server stack loads only here
 
         return run_serve(args, root)
+    if args.command in CORRECTION_COMMANDS:
+        from harness.cli_corrections import run as run_corrections
+
+        return run_corrections(args, root)
     if args.command == "learn":
         if args.learn_command == "report":
             return _learn_report(args, root)

@@ -277,6 +277,8 @@ class LessonHint(Frozen):
     text: str
     confidence: float = Field(ge=0.0, le=1.0)
     advice: dict[str, Any] | None = None
+    # "lesson": learned from runs; "preference": promoted from reviewers' corrections
+    source: Literal["lesson", "preference"] = "lesson"
 
 
 class ProposalRequest(Frozen):

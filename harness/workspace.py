@@ -29,6 +29,7 @@ from harness.errors import ConfigError
 __all__ = [
     "LLM_ENV_PREFIX",
     "Config",
+    "CorrectionsConfig",
     "LlmConfig",
     "Workspace",
     "atomic_write",
@@ -84,6 +85,35 @@ class LlmConfig(BaseModel):
             raise ConfigError(f"${var} is invalid: {first['msg']}") from exc
 
 
+class CorrectionsConfig(BaseModel):
+    """`[learning.corrections]`: reviewers' corrections -> gated preferences (off by default).
+    See README "Corrections and preferences"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    # the primary reviewers, whose notes shape behaviour (empty: every reviewer is primary)
+    reviewers: tuple[str, ...] = Field(default=(), max_length=100)
+    # "auto": the [llm] model when one is configured, else the deterministic fallback
+    distiller: Literal["auto", "model", "fallback"] = "auto"
+    distill_budget: int = Field(default=100, ge=0, le=1_000_000)  # model calls per command
+    similarity: Literal["auto", "lexical", "embeddings"] = "auto"
+    lexical_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
+    embedding_threshold: float = Field(default=0.75, gt=0.0, le=1.0)
+    min_support: int = Field(default=3, ge=1, le=1000)
+    min_days: int = Field(default=2, ge=1, le=1000)
+    min_sessions: int = Field(default=2, ge=1, le=1000)
+    max_routes_per_tick: int = Field(default=5, ge=0, le=10_000)
+    backlog_max: int = Field(default=1000, ge=0, le=1_000_000)  # 0: no backlog
+    backlog_ttl_days: int = Field(default=30, ge=0, le=36_500)  # 0: entries never expire
+    verify_days: int = Field(default=7, ge=1, le=36_500)
+    inconclusive_days: int = Field(default=14, ge=1, le=36_500)
+    max_note_chars: int = Field(default=4000, ge=16, le=100_000)
+    max_import_lines: int = Field(default=10_000, ge=1, le=10_000_000)
+    context_bytes: int = Field(default=2048, ge=0, le=1_000_000)  # preferences per proposal
+    self_violation: bool = False  # record proposals that contradict a preference
+
+
 class LearningConfig(BaseModel):
     """`[learning]` in membrane.toml."""
 
@@ -99,6 +129,7 @@ class LearningConfig(BaseModel):
     # who proposes lessons after a batch: the trace miner (offline, deterministic), or the
     # `[llm]` model ("llm", through the openai proposer's client and transcripts)
     reviewer: Literal["trace-miner", "llm"] = "trace-miner"
+    corrections: CorrectionsConfig = Field(default_factory=CorrectionsConfig)
 
 
 class Config(BaseModel):
