@@ -5,13 +5,21 @@ validate is refused and never learned from.
 Validation is rust-side wherever pydantic can say the rule (patterns, ranges, lengths,
 literals); what it cannot (the cross-field checks) stays a small python validator.
 `parse_records` validates a whole outcome log in one call and gives exactly what
-`parse_record` gives for each line (see `_FAST`)."""
+`parse_record` gives for each line (see `_FAST`).
+
+`read_records` is the fast way in (the learning cycle and `membrane learn rebuild`): each
+line decoded by msgspec into a frozen view (`RunView`, `OverrideView`, `RelaxView`) under
+the same rules, written a second time in msgspec's terms and never looser (see `_VIEWS`);
+a line the views refuse goes to `parse_record`, which decides and says why. The fold
+(`harness.learning.state`) takes the views and the models alike."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
+import msgspec
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,12 +38,18 @@ from harness.models import CRITIQUE_CODE_PATTERN
 __all__ = [
     "PROPOSER_PATTERN",
     "FailedAttempt",
+    "FailedView",
     "LogRecord",
+    "LogView",
     "OutcomeRecord",
     "OverrideRecord",
+    "OverrideView",
     "RelaxRecord",
+    "RelaxView",
+    "RunView",
     "parse_record",
     "parse_records",
+    "read_records",
 ]
 
 # `offline`, `openai:<model>`, `hermes:<model>`: a name, then optionally ':' and a model id
@@ -199,4 +213,167 @@ def parse_records(
             refused.append((i, exc.with_traceback(None)))  # no frame, no cycle
     if refused:
         out = [v for v in out if not isinstance(v, str)]
+    return out, refused
+
+
+# -- the fast way in: the same rules in msgspec's terms ------------------------------------
+#
+# Each rule of the models above, again, as msgspec constraints (checked in C) and the same
+# cross-field checks in `__post_init__`. Where the two libraries could differ, the views are
+# the stricter, so a line they accept is one `parse_record` accepts, with the same values
+# (a test holds them to it): a line they refuse is only handed to `parse_record`.
+# * patterns: python's `re` (`$` becomes `\Z`: the end of the text, as in pydantic's rust
+#   regex); python's `\s` is a superset of rust's, so `[^\s]` admits no more. Checked in
+#   `__post_init__` with a memory of the values that passed (a log names a few proposers
+#   and codes many times over), so a `FailedView`'s codes are checked by its run;
+# * ints are JSON integers only and floats JSON numbers only (pydantic also takes "2",
+#   2.0 or true, in lax mode): those lines go the slow way and come back as models;
+# * a key given twice: the last counts in both; `kind` twice is refused by msgspec;
+# * a record without `kind` is a run (records written before the log had kinds): the
+#   untagged `RunView`, tried when the tagged union refuses (it refuses any `kind`).
+
+
+def _whole(pattern: str) -> str:
+    """A pydantic (rust regex) pattern anchored with `$` in python's `re` terms."""
+    if not pattern.endswith("$"):
+        raise ValueError(f"not anchored at the end: {pattern!r}")
+    return pattern[:-1] + r"\Z"
+
+
+class _Pattern:
+    """`pattern` matched against values, remembering those that passed (a pure test, so
+    the memory changes nothing but its speed; bounded, so no log can grow it far)."""
+
+    __slots__ = ("_re", "passed")
+
+    def __init__(self, pattern: str) -> None:
+        self._re = re.compile(_whole(pattern))
+        self.passed: set[str] = set()
+
+    def check(self, value: str) -> None:
+        """Raises ValueError when `value` does not match."""
+        if self._re.search(value) is None:
+            raise ValueError(f"{value!r} does not match {self._re.pattern!r}")
+        if len(self.passed) < 4096:
+            self.passed.add(value)
+
+
+_PROPOSER, _CODE = _Pattern(PROPOSER_PATTERN), _Pattern(CRITIQUE_CODE_PATTERN)
+_VName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+_VText = Annotated[str, msgspec.Meta(max_length=2000)]
+_VOverride = Literal["approved", "rejected", "reverted"]
+
+
+class FailedView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`FailedAttempt`, read from the log."""
+
+    attempt: Annotated[int, msgspec.Meta(ge=2)]
+    codes: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]  # checked by the run
+    fix_hints: dict[str, str] = {}  # (the keys too)
+
+
+class RunView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`OutcomeRecord`, read from the log."""
+
+    run_id: _VName
+    artifact_id: _VName
+    pack: _VName
+    pack_version: Annotated[str, msgspec.Meta(max_length=100)]
+    proposer: str  # PROPOSER_PATTERN (`__post_init__`)
+    result: Literal["success", "failure", "partial"]
+    attempts: Annotated[int, msgspec.Meta(ge=1, le=1000)]
+    retries: Annotated[int, msgspec.Meta(ge=0, le=999)]
+    quality: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+    started_at: str
+    finished_at: str
+    human_override: _VOverride | None = None
+    dominant_failure: str | None = None  # CRITIQUE_CODE_PATTERN
+    failed: tuple[FailedView, ...] = ()
+    tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:  # the patterns, and OutcomeRecord._consistent
+        if self.proposer not in _PROPOSER.passed:
+            _PROPOSER.check(self.proposer)
+        codes = _CODE.passed
+        if self.dominant_failure is not None and self.dominant_failure not in codes:
+            _CODE.check(self.dominant_failure)
+        attempts = self.attempts
+        if self.retries != attempts - 1:
+            raise ValueError(f"retries {self.retries} != attempts {attempts} - 1")
+        for f in self.failed:
+            if f.attempt > attempts:
+                raise ValueError("a failed attempt after the run's last attempt")
+            for code in (*f.codes, *f.fix_hints) if f.fix_hints else f.codes:
+                if code not in codes:
+                    _CODE.check(code)
+
+
+class _TaggedRunView(RunView, frozen=True, tag_field="kind", tag="run"):
+    """A `RunView` whose line says `"kind": "run"`."""
+
+
+class OverrideView(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="override"
+):
+    """`OverrideRecord`, read from the log."""
+
+    run_id: _VName
+    artifact_id: _VName
+    pack: _VName
+    proposer: str  # PROPOSER_PATTERN (`__post_init__`)
+    human_override: _VOverride
+    previous: Literal["success", "partial"]
+    result: Literal["success", "failure"]
+    run_finished_at: str
+    at: str
+    note: _VText = ""
+
+    def __post_init__(self) -> None:  # the pattern, and OverrideRecord._consistent
+        _PROPOSER.check(self.proposer)
+        if (self.previous, self.result) != _OVERRIDES[self.human_override]:
+            raise ValueError(
+                f"{self.human_override} does not take {self.previous} to {self.result}"
+            )
+
+
+class RelaxView(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="relax"
+):
+    """`RelaxRecord`, read from the log."""
+
+    proposer: str  # PROPOSER_PATTERN (`__post_init__`)
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    at: str
+
+    def __post_init__(self) -> None:
+        _PROPOSER.check(self.proposer)
+
+
+LogView = RunView | OverrideView | RelaxView
+_VIEWS = msgspec.json.Decoder(_TaggedRunView | OverrideView | RelaxView)
+_UNTAGGED = msgspec.json.Decoder(RunView)
+
+
+def read_records(
+    raws: Sequence[str],
+) -> tuple[
+    list[LogView | OutcomeRecord | OverrideRecord | RelaxRecord], list[tuple[int, ValidationError]]
+]:
+    """Outcome-log lines validated as `parse_records` validates them, fast: the records of
+    the lines that validate, in order (views; a model where only `parse_record` accepts the
+    line), and (index, `parse_record`'s error) for each line that does not."""
+    decode, untagged, Error = _VIEWS.decode, _UNTAGGED.decode, msgspec.DecodeError
+    out: list[LogView | OutcomeRecord | OverrideRecord | RelaxRecord] = []
+    refused: list[tuple[int, ValidationError]] = []
+    for i, raw in enumerate(raws):
+        try:
+            out.append(decode(raw))
+        except Error:
+            try:
+                out.append(untagged(raw))
+            except Error:
+                try:  # refused by the views: `parse_record` decides, and says why
+                    out.append(parse_record(raw))
+                except ValidationError as exc:
+                    refused.append((i, exc.with_traceback(None)))  # no frame, no cycle
     return out, refused

@@ -38,7 +38,17 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from harness.learning.outcomes import OutcomeRecord, OverrideRecord, RelaxRecord
+from harness.learning.outcomes import (
+    FailedAttempt,
+    FailedView,
+    LogView,
+    OutcomeRecord,
+    OverrideRecord,
+    OverrideView,
+    RelaxRecord,
+    RelaxView,
+    RunView,
+)
 
 __all__ = [
     "MIN_RUNS",
@@ -54,6 +64,12 @@ __all__ = [
     "rebuild",
     "reliability",
 ]
+
+# a record as a model or as a view read from the log (`read_records`): the same fields
+LogRecord = OutcomeRecord | OverrideRecord | RelaxRecord | LogView
+_Run = OutcomeRecord | RunView
+_Override = OverrideRecord | OverrideView
+_Relax = RelaxRecord | RelaxView
 
 FIRST_CONFIDENCE, STEP, CAP = 0.55, 0.05, 0.95
 MIN_RUNS = 5  # settled runs before reliability shapes an overlay
@@ -103,12 +119,12 @@ class Stats:
     quality: float = 0.0
     last_at: str = ""  # the newest outcome (staleness)
 
-    def add(self, r: OutcomeRecord) -> Stats:
+    def add(self, r: _Run) -> Stats:
         sums = _Sums(self)
         sums.add(r)
         return sums.frozen()
 
-    def override(self, o: OverrideRecord) -> Stats:
+    def override(self, o: _Override) -> Stats:
         """A person changed a run's result: partial → success/failure settles it; a revert
         takes a success back. Sums never go below zero (a hand-made log cannot make them)."""
         sums = _Sums(self)
@@ -160,10 +176,10 @@ class _Sums:
     def quality(self) -> float:
         return self._units / 1e10 if self._units >= 0 else self._quality
 
-    def add(self, r: OutcomeRecord) -> None:
+    def add(self, r: _Run) -> None:
         _add_run((self,), r.result, r.retries, r.quality, r.finished_at)
 
-    def override(self, o: OverrideRecord) -> None:
+    def override(self, o: _Override) -> None:
         settled = self.settled + (o.previous == "partial")
         successes = self.successes + (o.result == "success") - (o.previous == "success")
         self.settled = settled
@@ -338,6 +354,8 @@ class _Maps:
             self.epoch[k] = shared
         self.overlays = dict(s.overlays)
         self.relaxed = dict(s.relaxed)
+        # derived: by (proposer, pack), the sums one of its runs adds to
+        self.targets: dict[tuple[str, str], tuple[_Sums, ...]] = {}
         # derived: proposers whose overlay no computation can tighten (until a relax)
         self.strictest = {k for k, o in s.overlays.items() if o._strictest}
         # derived: by proposer, the codes seen 3+ times since its last relax
@@ -375,9 +393,39 @@ class _Maps:
             if new._strictest:
                 self.strictest.add(proposer)
 
-    def run(self, r: OutcomeRecord) -> None:
+    def _targets(self, proposer: str, pack: str) -> tuple[_Sums, ...]:
+        """The sums a run of this proposer on this pack adds to, made on first use (a
+        relax gives the proposer a new epoch: `relax` forgets them all)."""
+        sums = self.by_proposer.get(proposer)
+        epoch = self.epoch.get(proposer)
+        if sums is None:
+            sums = self.by_proposer[proposer] = _Sums()
+            if epoch is None and proposer not in self.relaxed:  # all its numbers: shared
+                epoch = self.epoch[proposer] = sums
+        if epoch is None:
+            epoch = self.epoch[proposer] = _Sums()
+        pack_key = f"{proposer}::{pack}"
+        by_pack = self.by_proposer_pack.get(pack_key)
+        if by_pack is None:
+            by_pack = self.by_proposer_pack[pack_key] = _Sums()
+        targets = (sums, by_pack) if epoch is sums else (sums, by_pack, epoch)
+        self.targets[proposer, pack] = targets
+        return targets
+
+    def run(self, r: _Run) -> None:
         proposer, at = r.proposer, r.finished_at
-        for attempt in r.failed:
+        if r.failed:
+            self._failed(proposer, at, r.failed)
+        targets = self.targets.get((proposer, r.pack)) or self._targets(proposer, r.pack)
+        _add_run(targets, r.result, r.retries, r.quality, at)
+        if proposer not in self.strictest:
+            self._reconsider(proposer, at)
+
+    def _failed(
+        self, proposer: str, at: str, failed: tuple[FailedAttempt, ...] | tuple[FailedView, ...]
+    ) -> None:
+        """A run's failed attempts counted into the proposer's patterns."""
+        for attempt in failed:
             hints = attempt.fix_hints
             codes = attempt.codes
             for code in dict.fromkeys(codes) if len(codes) > 1 else codes:  # once per attempt
@@ -393,29 +441,8 @@ class _Maps:
                     p.fix_hint = hint
                 if p.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL:
                     self.repeated.setdefault(proposer, set()).add(code)
-        sums = self.by_proposer.get(proposer)
-        epoch = self.epoch.get(proposer)
-        if sums is None:
-            sums = self.by_proposer[proposer] = _Sums()
-            if epoch is None and proposer not in self.relaxed:  # all its numbers: shared
-                epoch = self.epoch[proposer] = sums
-        if epoch is None:
-            epoch = self.epoch[proposer] = _Sums()
-        pack_key = f"{proposer}::{r.pack}"
-        pack = self.by_proposer_pack.get(pack_key)
-        if pack is None:
-            pack = self.by_proposer_pack[pack_key] = _Sums()
-        _add_run(
-            (sums, pack) if epoch is sums else (sums, pack, epoch),
-            r.result,
-            r.retries,
-            r.quality,
-            at,
-        )
-        if proposer not in self.strictest:
-            self._reconsider(proposer, at)
 
-    def override(self, o: OverrideRecord) -> None:
+    def override(self, o: _Override) -> None:
         sums = self.by_proposer.get(o.proposer)
         if sums is None:
             return  # a run the log never saw: nothing to correct
@@ -434,18 +461,16 @@ class _Maps:
         if o.proposer not in self.strictest:
             self._reconsider(o.proposer, o.at)
 
-    def relax(self, x: RelaxRecord) -> None:
+    def relax(self, x: _Relax) -> None:
         self.overlays.pop(x.proposer, None)
         self.strictest.discard(x.proposer)
         self.epoch[x.proposer] = _Sums()
         self.relaxed[x.proposer] = Relaxation(x.at, x.reason)
+        self.targets.clear()  # its runs now add to the new epoch
         self.repeated.pop(x.proposer, None)
         for p in self.patterns.values():
             if p.proposer == x.proposer:
                 p.since_relax = 0
-
-
-LogRecord = OutcomeRecord | OverrideRecord | RelaxRecord
 
 
 def fold(state: LearningState, r: LogRecord) -> LearningState:
@@ -461,9 +486,9 @@ def fold_all(state: LearningState, records: Iterable[LogRecord]) -> LearningStat
     run, override, relax = maps.run, maps.override, maps.relax
     n = state.records
     for r in records:
-        if isinstance(r, OutcomeRecord):
+        if isinstance(r, (RunView, OutcomeRecord)):
             run(r)
-        elif isinstance(r, OverrideRecord):
+        elif isinstance(r, (OverrideView, OverrideRecord)):
             override(r)
         else:
             relax(r)

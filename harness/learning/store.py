@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from harness.learning.outcomes import parse_records
+from harness.learning.outcomes import read_records
 from harness.learning.state import (
     LearnedOverlay,
     LearningState,
@@ -106,7 +106,7 @@ def _fold_from(
         rows = ledger.outcome_records(after=after)
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
-            good, bad = parse_records([raw for _seq, raw in chunk])
+            good, bad = read_records([raw for _seq, raw in chunk])
             for i, exc in bad:
                 _log.warning(
                     "outcome record %d refused, nothing learned from it: %s", chunk[i][0], exc
