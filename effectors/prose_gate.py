@@ -31,6 +31,7 @@ from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
 from effectors.prose.length import LengthBand, word_count
 from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
+from effectors.prose.scope import Heads, not_asserted
 from effectors.prose.text import Sentences, truncation_rules
 from effectors.prose.workers import ProsePool, chunks
 from harness.models import Artifact, Cell, Critique, Location, Verdict
@@ -71,7 +72,8 @@ class ProseGate:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.pack = pack
         self.pools = pools
-        self.matcher = EntityMatcher(pools)
+        self.matcher = EntityMatcher(pools, abbreviations=pack.config.prose.abbreviations)
+        self.heads = Heads({ind: pools.label(ind) for ind in pools.individuals})
         self.resolve = CachedResolver(pools)
         self.claims = ClaimChecker(pack, pools, self.resolve)
         self.band = length_band(pack)
@@ -120,6 +122,9 @@ class ProseGate:
             mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
         index = self.claims.index(artifact)  # the rows, resolved once for both checks
+        heads = self.heads.find(prose, index.view, [(m[0], m[1]) for m in mentions])
+        if heads:
+            mentions = sorted([*mentions, *((s, e, ind, False) for s, e, ind in heads)])
         critiques, metrics = self._entities(prose, mentions, sentences, index)
         judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
         critiques += [self._mismatch(prose, m) for m in mismatches]
@@ -149,7 +154,8 @@ class ProseGate:
         first: dict[str, Mention] = {}
         if not mentioned <= view:
             for s, e, individual, _ in mentions:
-                if individual not in view and individual not in first:
+                if individual not in view and individual not in first \
+                        and not not_asserted(prose, s, e, sentences.span(s)):
                     first[individual] = Mention(individual, s, e)
         critiques: list[Critique] = []
         unknown = sorted(first.values(), key=lambda m: m.start)

@@ -159,6 +159,8 @@ class ProseSettings(_Strict):
     value_tolerance: float = Field(default=0.01, ge=0.0, le=1.0)  # relative, for quantities
     quantities: list[ProseQuantity] = Field(default_factory=list)
     relations: list[ProseRelation] = Field(default_factory=list)
+    # short word -> the word of a label it abbreviates ("Std" = "Standard"): mentions only
+    abbreviations: dict[str, str] = Field(default_factory=dict)
     entailment: Literal["auto", "off"] = "auto"  # "auto": on when the embeddings extra is there
     entailment_threshold: float = Field(default=0.35, ge=-1.0, le=1.0)  # min cosine to a fact
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -26,7 +26,7 @@ try:  # a compiled Aho-Corasick automaton (Rust wheels); without it, the regex d
 except ImportError:  # pragma: no cover - exercised where the package is missing
     _ahocorasick = None
 
-__all__ = ["CachedResolver", "Cue", "CueSet", "EntityMatcher", "Mention"]
+__all__ = ["CachedResolver", "Cue", "CueSet", "EntityMatcher", "Mention", "plural_of"]
 
 V = TypeVar("V")
 
@@ -145,6 +145,15 @@ def _phrases(node: _Node, prefix: str = "") -> list[str]:
     return out
 
 
+_ES_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def plural_of(word: str) -> str:
+    """The regular English plural of a (lower-case) word: "-es" after s, x, z, ch and sh
+    ("VAV boxes", "transfer switches"), else "-s"."""
+    return word + ("es" if word.endswith(_ES_ENDINGS) else "s")
+
+
 def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
     """One regex for every phrase of a word trie, factored character by character (so the
     engine never tries phrases one by one): words joined by any non-alphanumeric run, whole
@@ -161,16 +170,18 @@ def _trie_regex(root: _Node, plurals: bool | set[str]) -> re.Pattern[str]:
             node = node.setdefault(ch, {})
         node[""] = phrase
 
-    def gen(node: dict[str, Any], word_len: int) -> str:
-        alts = [(" +" + gen(child, 0)) if ch == " " else
-                (re.escape(ch) + gen(child, word_len + 1))
+    def gen(node: dict[str, Any], word: str) -> str:
+        alts = [(" +" + gen(child, "")) if ch == " " else
+                (re.escape(ch) + gen(child, word + ch))
                 for ch, child in sorted(node.items()) if ch]
         if "" in node:
             plural = plurals if isinstance(plurals, bool) else node[""] in plurals
-            alts.append("s?" if plural and word_len >= 3 else "")
+            alts.append(re.escape(plural_of(word)[len(word):]) + "?"
+                        if plural and len(word) >= 3 and not word.endswith(_ES_ENDINGS)
+                        else "(?:es)?" if plural and len(word) >= 3 else "")
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
-    body = gen(chars, 0) if chars else r"(?!x)x"
+    body = gen(chars, "") if chars else r"(?!x)x"
     return re.compile(rf" ({body})(?![0-9a-z])")
 
 
@@ -311,7 +322,7 @@ class _Combined:
         for words, _ in mentions:
             variants = [words]
             if len(words[-1]) >= 3:
-                variants.append((*words[:-1], words[-1] + "s"))
+                variants.append((*words[:-1], plural_of(words[-1])))
             for v in variants:
                 for k in sorted(set().union(*(by_word.get(w, set()) for w in v))):
                     if _overlap(v, phrases[k][0]):
@@ -396,11 +407,13 @@ def _longest(node: _Node, words: Sequence[str], i: int, depth: int) -> tuple[int
 
 
 def _plural(children: dict[str, _Node], word: str) -> _Node | None:
-    """"CT scanners" is a mention of "CT scanner": a plural last word reads as the label."""
+    """"CT scanners" is a mention of "CT scanner" and "VAV boxes" one of "VAV box": a plural
+    last word reads as the label (`plural_of`)."""
     if len(word) > 3 and word[-1] == "s":
-        node = children.get(word[:-1])
-        if node is not None and node.individual is not None:
-            return node
+        for stem in (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],):
+            node = children.get(stem)
+            if node is not None and node.individual is not None and plural_of(stem) == word:
+                return node
     return None
 
 
@@ -412,19 +425,36 @@ def _inside(mentions: Sequence[Mention], pos: int) -> bool:
 class EntityMatcher:
     """Finds mentions of pool individuals in text; built once per pools, then reused."""
 
-    def __init__(self, pools: Pools, automaton: bool = True) -> None:
+    def __init__(self, pools: Pools, automaton: bool = True,
+                 abbreviations: Mapping[str, str] | None = None) -> None:
         """`automaton`: find phrases in ASCII text with the Aho-Corasick automaton when the
-        `ahocorasick-rs` package is installed (False: always the regex; the same matches)."""
+        `ahocorasick-rs` package is installed (False: always the regex; the same matches).
+
+        The phrases are every individual's labels, its IRI fragment, and the pack's aliases
+        (`pools.aliases`, `[ontology.aliases]`: "AHU", "linac"); `abbreviations` (short word
+        -> the word it stands for, `[prose] abbreviations`: "Std" = "Standard") add each
+        phrase with those words abbreviated ("ASHRAE Std 62.1")."""
         self.automaton = automaton
         self._root = _Node()
         self.depth = 0
         self.terms = 0  # distinct normalised labels (the vocabulary size)
+        short: dict[str, list[str]] = {}
+        for abbr, word in (abbreviations or {}).items():
+            abbr_words, full = normalize_label(abbr).split(), normalize_label(word).split()
+            if len(abbr_words) == 1 and len(full) == 1 and abbr_words != full:
+                short.setdefault(full[0], []).append(abbr_words[0])
+        aliases: dict[str, list[str]] = {}
+        for text, name in sorted(pools.aliases.items()):
+            aliases.setdefault(name, []).append(text)
         for name in sorted(pools.individuals):
             info = pools.individuals[name]
-            for text in (*info.labels, name.replace("_", " ")):
+            for text in (*info.labels, name.replace("_", " "), *aliases.get(name, ())):
                 words = normalize_label(text).split()
                 if 0 < len(words) <= _MAX_TERM_WORDS:
                     self._add(words, name)
+                    for k, word in enumerate(words):
+                        for a in short.get(word, []):
+                            self._add([*words[:k], a, *words[k + 1:]], name)
         self._regex = _trie_regex(self._root, plurals=True)
         self._by_text = {k: ind for k, (ind, _) in self._interpretations().items()}
         self._automaton = _Automaton.build(self._regex, self._by_text, self._individual_of) \
@@ -448,7 +478,7 @@ class EntityMatcher:
         terms = _terminals(self._root)
         for words, ind in terms:
             if len(words[-1]) >= 3:
-                out[" ".join(words) + "s"] = (ind, words)
+                out[" ".join((*words[:-1], plural_of(words[-1])))] = (ind, words)
         for words, ind in terms:
             out[" ".join(words)] = (ind, words)
         return out

@@ -166,7 +166,7 @@ FILLER = (
 class Writer:
     parts: list[str] = field(default_factory=list)
     pos: int = 0
-    mentions: list[tuple[str, int, bool]] = field(default_factory=list)  # (ind, start, asserted)
+    mentions: list[tuple[str, int, bool]] = field(default_factory=list)  # (ind, end, asserted)
     wrong: list[dict[str, object]] = field(default_factory=list)
     claims: int = 0
 
@@ -176,7 +176,8 @@ class Writer:
         return self
 
     def ent(self, ind: str, form: str, asserted: bool = True) -> Writer:
-        self.mentions.append((ind, self.pos, asserted))
+        name = form.split(" (", maxsplit=1)[0]  # "NFPA 70 (the NEC)": no gloss
+        self.mentions.append((ind, self.pos + len(name), asserted))
         return self.t(form)
 
     def mark(self, text: str, table: str, column: str, key: str | None) -> Writer:
@@ -1146,10 +1147,10 @@ def _labels(
 ) -> list[dict[str, object]]:
     """What a correct gate reports, from what the writer recorded."""
     findings: list[dict[str, object]] = []
-    mentioned = {ind for ind, s, _ in ctx.w.mentions if s < cut}
+    mentioned = {ind for ind, end, _ in ctx.w.mentions if end <= cut}
     seen: set[str] = set()
-    for ind, s, asserted in ctx.w.mentions:
-        if s < cut and asserted and ind not in ctx.view and ind not in seen:
+    for ind, end, asserted in ctx.w.mentions:
+        if end <= cut and asserted and ind not in ctx.view and ind not in seen:
             seen.add(ind)
             findings.append({"code": "prose.unknown_entity", "entity": ind})
     for k in dict.fromkeys(keys):

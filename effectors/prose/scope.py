@@ -1,0 +1,135 @@
+"""What a mention means in its sentence: asserted or not (negation, contrast, history, scope),
+and short references to an entity of the tables ("the chiller").
+
+* `not_asserted`: a mention is not a claim that the entity is there when its clause says so
+  before it ("there is no MRI scanner", "unlike a CT scanner", "replaced the old boiler",
+  "without a UPS") or right after it ("the boiler ... was removed", "... is outside the scope
+  of this register"). The clause is the text since the last ";", ":", "(" or line break (at
+  most 80 characters back) and, after the mention, up to the next of those or the sentence's
+  end. Limits: the cue words are English; a negation that reaches further ("I don't think
+  the survey found a UPS") or a double negation is not read, so such a mention counts as
+  asserted (the gate then errs towards a critique the proposer can answer by rewording).
+* `Heads`: "the chiller" names the one entity of the artifact whose preferred label ends in
+  "chiller" ("water-cooled chiller"), and "the ultrasound" the one whose label is
+  "ultrasound" and a generic word ("ultrasound system"); read only after "the", "this" or
+  "that", never for a head two entities of the artifact share, nor for a generic word alone
+  ("the unit", "the system"). It only ever
+  names an entity the tables hold, so it can satisfy coverage or anchor a claim but never
+  raise `prose.unknown_entity`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from harness.pools import normalize_label
+
+__all__ = ["Heads", "not_asserted"]
+
+_BEFORE = re.compile(
+    r"\b(?:no|not|never|without|unlike|except|excluding|instead\s+of|rather\s+than|"
+    r"other\s+than|replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|decommission(?:ed|ing)?|"
+    r"former(?:ly)?|old|previous(?:ly)?|disused|no\s+longer|nor|neither|n't)\b",
+    re.IGNORECASE,
+)
+_AFTER = re.compile(
+    r"^[^;:(),\n]{0,60}?\b(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
+    r"(?:no\s+longer|removed|replaced|decommissioned|scrapped|disconnected|"
+    r"outside\s+(?:the\s+)?scope|out\s+of\s+scope|excluded|not\s+part\s+of|"
+    r"not\s+included|not\s+covered)",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[;:(\n]|\bbut\b|\bwhile\b|\bwhereas\b", re.IGNORECASE)
+_GENERIC = frozenset(
+    {
+        "unit",
+        "units",
+        "system",
+        "set",
+        "box",
+        "room",
+        "area",
+        "test",
+        "check",
+        "panel",
+        "department",
+        "service",
+        "survey",
+        "standard",
+        "code",
+        "machine",
+        "equipment",
+        "suite",
+        "deck",
+        "ward",
+        "plant",
+        "supply",
+        "power",
+        "type",
+    }
+)
+
+
+def not_asserted(text: str, start: int, end: int, sentence: tuple[int, int]) -> bool:
+    """Does the clause around the mention text[start:end] negate it, contrast it with what
+    is there, put it in the past, or put it out of scope?"""
+    lo = max(sentence[0], start - 80)
+    before = text[lo:start]
+    cuts = [m.end() for m in _CLAUSE.finditer(before)]
+    if cuts:
+        before = before[cuts[-1] :]
+    if _BEFORE.search(before):
+        return True
+    after = text[end : min(sentence[1], end + 120)]
+    return _AFTER.match(after) is not None
+
+
+class Heads:
+    """Head words of preferred labels ("chiller" of "water-cooled chiller") -> individuals."""
+
+    def __init__(self, labels: Mapping[str, str]) -> None:
+        """`labels`: individual -> its preferred label."""
+        self.by_head: dict[str, set[str]] = {}
+        for ind, label in labels.items():
+            words = normalize_label(label).split()
+            if len(words) < 2 or not words[-1].isalpha():
+                continue
+            # "the chiller" for "water-cooled chiller"; "the ultrasound" for "ultrasound
+            # system" (a generic last word: the words before it)
+            head = " ".join(words[:-1]) if words[-1] in _GENERIC else words[-1]
+            if len(head) >= 4 and head not in _GENERIC:
+                self.by_head.setdefault(head, set()).add(ind)
+        self._regex: dict[frozenset[str], re.Pattern[str]] = {}
+
+    def find(
+        self, text: str, view: Iterable[str], taken: list[tuple[int, int]]
+    ) -> list[tuple[int, int, str]]:
+        """(start, end, individual) of each "the <head>" naming the one entity of `view`
+        with that head, outside the spans already `taken` (sorted, non-overlapping)."""
+        view = set(view)
+        heads: dict[str, str] = {}
+        for head, inds in self.by_head.items():
+            here = inds & view
+            if len(here) == 1:
+                heads[head] = next(iter(here))
+        if not heads:
+            return []
+        key = frozenset(heads)
+        regex = self._regex.get(key)
+        if regex is None:
+            if len(self._regex) > 256:
+                self._regex.clear()
+            alts = "|".join(
+                r"[\s-]+".join(map(re.escape, h.split()))
+                for h in sorted(heads, key=lambda h: (-len(h), h))
+            )
+            regex = self._regex[key] = re.compile(
+                rf"\b(?:the|this|that)\s+({alts})\b(?![-/]\w)", re.IGNORECASE
+            )
+        out: list[tuple[int, int, str]] = []
+        for m in regex.finditer(text):
+            s, e = m.span(1)
+            if not any(ts < e and s < te for ts, te in taken):
+                out.append((s, e, heads[" ".join(normalize_label(m.group(1)).split())]))
+        return out

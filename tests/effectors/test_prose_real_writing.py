@@ -1,0 +1,175 @@
+"""PROSE_GATE on prose as people and models write it (issue 20), one class of writing per
+test, against the real facility pack and ontology: aliases and acronyms, plurals, short
+references, negation and history, quantities in words and bounds, claim attribution,
+truncation, joined and aggregate claims."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from effectors.prose.matcher import EntityMatcher
+from effectors.prose_gate import ProseGate
+from harness.models import Artifact
+from harness.pack import load_pack
+from harness.pools import Pools
+from tests.conftest import FACILITY
+
+pytestmark = pytest.mark.java
+
+
+@pytest.fixture(scope="module")
+def real_pools(tmp_path_factory: pytest.TempPathFactory) -> Pools:
+    from ontology import load_pools
+
+    return load_pools(load_pack(FACILITY), tmp_path_factory.mktemp("pools"))
+
+
+@pytest.fixture(scope="module")
+def gate(real_pools: Pools) -> ProseGate:
+    return ProseGate(load_pack(FACILITY), real_pools)
+
+
+ROOMS = [
+    {
+        "room_id": "R-B01",
+        "room_type": "mechanical plant room",
+        "department": "facilities engineering department",
+        "floor": -1,
+    },
+    {
+        "room_id": "R-301",
+        "room_type": "diagnostic imaging suite",
+        "department": "radiology department",
+        "floor": 3,
+    },
+]
+EQUIPMENT = [
+    {
+        "equipment_id": "EQ-001",
+        "room_id": "R-B01",
+        "equipment_type": "air handling unit",
+        "standard": "ASHRAE 170",
+        "manufacturer": "Trane Technologies",
+        "rated_power_kw": 60.0,
+    },
+    {
+        "equipment_id": "EQ-002",
+        "room_id": "R-B01",
+        "equipment_type": "water-cooled chiller",
+        "standard": "ASHRAE 15",
+        "manufacturer": "Daikin Applied",
+        "rated_power_kw": 420.0,
+    },
+    {
+        "equipment_id": "EQ-003",
+        "room_id": "R-301",
+        "equipment_type": "VAV box",
+        "standard": "ASHRAE 62.1",
+        "manufacturer": "Trane Technologies",
+        "rated_power_kw": 0.3,
+    },
+]
+MAINTENANCE = [
+    {
+        "task_id": "MT-001",
+        "equipment_id": "EQ-001",
+        "activity": "filter replacement",
+        "interval_months": 6,
+    },
+    {
+        "task_id": "MT-002",
+        "equipment_id": "EQ-002",
+        "activity": "refrigerant leak check",
+        "interval_months": 12,
+    },
+]
+# names every equipment type and standard (coverage), with no value claim
+BASE = "The AHU follows ASHRAE 170, the water-cooled chiller ASHRAE 15 and the VAV box ASHRAE 62.1."
+
+
+def artifact(prose: str, **rated: float) -> Artifact:
+    equipment = [dict(e) for e in EQUIPMENT]
+    for row in equipment:
+        key = str(row["equipment_id"]).replace("-", "_")
+        if key in rated:
+            row["rated_power_kw"] = rated[key]
+    tables: dict[str, Any] = {"rooms": ROOMS, "equipment": equipment, "maintenance": MAINTENANCE}
+    return Artifact.model_validate({"id": "nat-t", "tables": tables, "prose": prose})
+
+
+def found(gate: ProseGate, prose: str, **rated: float) -> list[tuple[str, str | None]]:
+    (v,) = gate.judge([artifact(prose, **rated)])
+    return [(c.code, c.observed) for c in v.critiques if c.code != "prose.length"]
+
+
+# -- mentions --------------------------------------------------------------------------
+
+
+def test_pack_aliases_and_acronyms_are_mentions(gate: ProseGate) -> None:
+    prose = (
+        "The AHU follows ASHRAE 170. The water-cooled chiller follows ASHRAE 15. "
+        "The VAV box follows ASHRAE 62.1."
+    )
+    assert found(gate, prose) == []
+    # an acronym of an entity the tables do not hold is an unknown entity, like its label
+    assert found(gate, prose + " A UPS was added last month.") == [
+        ("prose.unknown_entity", "uninterruptible_power_supply")
+    ]
+
+
+def test_es_plurals_read_as_the_label(real_pools: Pools) -> None:
+    m = EntityMatcher(real_pools)
+    text = "two VAV boxes, three automatic transfer switches and the AHUs"
+    assert [x.individual for x in m.find(text)] == [
+        "vav_box",
+        "automatic_transfer_switch",
+        "air_handling_unit",
+    ]
+    assert EntityMatcher(real_pools, automaton=False).find(text) == m.find(text)
+
+
+def test_abbreviated_words_of_a_label_are_mentions(real_pools: Pools) -> None:
+    plain = EntityMatcher(real_pools)
+    m = EntityMatcher(real_pools, abbreviations={"Std": "Standard"})
+    assert plain.mentioned("built to ASHRAE Std. 170") == set()
+    assert m.mentioned("built to ASHRAE Std. 170") == {"ASHRAE_170"}
+
+
+def test_the_head_word_names_the_one_entity_of_the_tables_with_it(gate: ProseGate) -> None:
+    prose = "The AHU follows ASHRAE 170; the chiller follows ASHRAE 15, the VAV box ASHRAE 62.1."
+    assert found(gate, prose) == []
+    # "the transformer" names nothing the tables hold: neither a mention nor unknown
+    assert found(gate, prose + " The transformer is elsewhere.") == []
+    # a short reference is a subject for a claim
+    assert found(gate, prose + " The chiller draws 300 kW.") == [("prose.value_mismatch", "300 kW")]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "There is no MRI scanner on this site.",
+        "Unlike a CT scanner, none of these assets needs a dedicated supply.",
+        "The old hot water boiler was removed in 2019.",
+        "It replaced a diesel generator.",
+        "The register does not include a UPS.",
+        "(The cooling tower in the east wing is outside the scope of this register.)",
+        "No fan coil units are installed here.",
+    ],
+)
+def test_negated_contrasted_and_past_mentions_are_not_unknown(
+    gate: ProseGate, sentence: str
+) -> None:
+    assert found(gate, BASE + " " + sentence) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A new MRI scanner was installed next to it.",
+        "The room also houses a cooling tower, which is not yet commissioned.",
+    ],
+)
+def test_asserted_mentions_are_still_unknown(gate: ProseGate, sentence: str) -> None:
+    assert [c for c, _ in found(gate, BASE + " " + sentence)] == ["prose.unknown_entity"]
