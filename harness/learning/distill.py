@@ -304,7 +304,7 @@ _INFRA: Final = (
         r"(?:have|include|know|list)|does not (?:have|include|know|list)|without)\b"
     ),
     re.compile(
-        r"(?i)\b(?:add|include|support|register)\b[^.;!?\n]{0,60}?\b(?:to|in|into)\s+(?:the\s+)?"
+        r"(?i)\b(?:add|include|support|register)\b[^.;!?\n]{0,60}?\b(?:to|in|into)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}"
         r"(?:pool|ontology|list|options|vocabulary|catalog(?:ue)?|pack|taxonomy)\b"
     ),
     re.compile(
@@ -392,8 +392,6 @@ class FallbackDistiller:
         out: list[Envelope] = []
         if any(p.search(text) for p in _INFRA):
             out.append(self._infra(text, scope, vocab))
-        if detection.category in ("frustration", "other") and not out:
-            return [self._noise(scope)]
         for swap in _UNIT_SWAP:
             if (m := swap.search(text)) is not None and m.group("good") != m.group("bad"):
                 good, bad = m.group("good"), m.group("bad")

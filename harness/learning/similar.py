@@ -35,7 +35,8 @@ _STOP: Final = frozenset(
         it its this that these those please should must always never do does did not no any all
         some more less very too so than then into onto over under about keep use make write
         rather prefer instead only just also your their our we you they i me my can could would
-        will reviewer reviewers asks asked wants want prose text wording words language"""
+        will reviewer reviewers asks asked wants want prose text wording words language avoid
+        free"""
     )
 )
 _SYNONYMS: Final[dict[str, str]] = {
@@ -75,8 +76,8 @@ def _stem(word: str) -> str:
 def concepts(text: str) -> frozenset[str]:
     """The concept tokens of a lesson (see the module docstring)."""
     out: set[str] = set()
-    for raw in _TOKEN.findall(text.lower()):
-        word = raw.strip(".'-")
+    for raw in _TOKEN.findall(text.lower().replace("-", " ")):
+        word = raw.strip(".'")
         if not word or word in _STOP:
             continue
         out.add(_SYNONYMS.get(word) or _SYNONYMS.get(_stem(word)) or _stem(word))
