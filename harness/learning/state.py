@@ -286,6 +286,27 @@ def _numbers(rel: float | None, speaks: bool, repeated: bool) -> tuple[float, in
     return risk, retries, approval or repeated
 
 
+# the reliability bands in which the numbers an overlay calls for are the same: a value
+# inside each band and the band's upper edge, from the most reliable band down
+_BANDS = (
+    (RELIABLE + 0.05, math.inf),
+    ((APPROVAL_BELOW + RELIABLE) / 2, RELIABLE),
+    ((UNRELIABLE + APPROVAL_BELOW) / 2, APPROVAL_BELOW),
+    (UNRELIABLE - 0.2, UNRELIABLE),
+)
+
+
+def _floor(overlay: LearnedOverlay, repeated: bool) -> float:
+    """The reliability above which numbers that speak cannot tighten `overlay` (with these
+    repeated codes): the upper edge of the most reliable band that would tighten it. The
+    numbers only get stricter as reliability falls, so every band below tightens it too;
+    -inf: none does; inf: every one does."""
+    for inside, edge in _BANDS:
+        if overlay._tightened_by(*_numbers(inside, True, repeated)):
+            return edge
+    return -math.inf
+
+
 def _overlay(
     rel: float | None, settled: int, repeated: list[str], at: str
 ) -> LearnedOverlay | None:
@@ -356,6 +377,9 @@ class _Maps:
         self.relaxed = dict(s.relaxed)
         # derived: by (proposer, pack), the sums one of its runs adds to
         self.targets: dict[tuple[str, str], tuple[_Sums, ...]] = {}
+        # derived: by proposer, its epoch sums and the reliability above which its overlay
+        # cannot tighten (`_floor`) while its repeated codes stay as they are
+        self.quiet: dict[str, tuple[_Sums, float]] = {}
         # derived: proposers whose overlay no computation can tighten (until a relax)
         self.strictest = {k for k, o in s.overlays.items() if o._strictest}
         # derived: by proposer, the codes seen 3+ times since its last relax
@@ -383,15 +407,16 @@ class _Maps:
         rel = stats.reliability() if stats is not None else None
         settled = stats.settled if stats is not None else 0
         repeated = self.repeated.get(proposer)
-        if old is not None and not old._tightened_by(
-            *_numbers(rel, rel is not None and settled >= MIN_RUNS, bool(repeated))
-        ):
-            return  # `old.tightened(wanted)` would be `old`
-        wanted = _overlay(rel, settled, sorted(repeated or ()), at)
-        if wanted is not None:
-            new = self.overlays[proposer] = old.tightened(wanted) if old else wanted
-            if new._strictest:
-                self.strictest.add(proposer)
+        speaks = rel is not None and settled >= MIN_RUNS
+        # (else `old.tightened(wanted)` would be `old`)
+        if old is None or old._tightened_by(*_numbers(rel, speaks, bool(repeated))):
+            wanted = _overlay(rel, settled, sorted(repeated or ()), at)
+            if wanted is not None:
+                old = self.overlays[proposer] = old.tightened(wanted) if old else wanted
+                if old._strictest:
+                    self.strictest.add(proposer)
+        if old is not None and speaks and stats is not None:
+            self.quiet[proposer] = (stats, _floor(old, bool(repeated)))
 
     def _targets(self, proposer: str, pack: str) -> tuple[_Sums, ...]:
         """The sums a run of this proposer on this pack adds to, made on first use (a
@@ -418,8 +443,16 @@ class _Maps:
             self._failed(proposer, at, r.failed)
         targets = self.targets.get((proposer, r.pack)) or self._targets(proposer, r.pack)
         _add_run(targets, r.result, r.retries, r.quality, at)
-        if proposer not in self.strictest:
-            self._reconsider(proposer, at)
+        if proposer in self.strictest:
+            return
+        quiet = self.quiet.get(proposer)
+        if quiet is not None:  # `_reconsider` would change nothing while above the floor
+            e, floor = quiet
+            u = e._units
+            q = u / 1e10 if u >= 0 else e._quality
+            if reliability(e.successes / e.settled, e.retries / e.runs, q / e.runs) > floor:
+                return
+        self._reconsider(proposer, at)
 
     def _failed(
         self, proposer: str, at: str, failed: tuple[FailedAttempt, ...] | tuple[FailedView, ...]
@@ -440,7 +473,10 @@ class _Maps:
                 if hint:
                     p.fix_hint = hint
                 if p.since_relax >= PATTERN_OCCURRENCES_FOR_APPROVAL:
-                    self.repeated.setdefault(proposer, set()).add(code)
+                    repeated = self.repeated.setdefault(proposer, set())
+                    if code not in repeated:
+                        repeated.add(code)
+                        self.quiet.pop(proposer, None)  # its floor may move
 
     def override(self, o: _Override) -> None:
         sums = self.by_proposer.get(o.proposer)
@@ -467,6 +503,7 @@ class _Maps:
         self.epoch[x.proposer] = _Sums()
         self.relaxed[x.proposer] = Relaxation(x.at, x.reason)
         self.targets.clear()  # its runs now add to the new epoch
+        self.quiet.pop(x.proposer, None)
         self.repeated.pop(x.proposer, None)
         for p in self.patterns.values():
             if p.proposer == x.proposer:

@@ -282,6 +282,43 @@ def test_incremental_updates_equal_a_rebuild(
     assert state_bytes(pieces, 1) == state_bytes(whole, 1)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["success", "success", "failure", "partial"]),
+            st.integers(1, 3),
+            st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),  # reliability lands on 0.7, 0.75, 0.9
+            st.sampled_from([None, "value.disjoint", "ri.check"]),
+        ),
+        min_size=MIN_RUNS,
+        max_size=60,
+    )
+)
+def test_overlays_tighten_at_the_same_record_in_a_long_fold_as_one_by_one(
+    runs: list[tuple[str, int, float, str | None]],
+) -> None:
+    """A long fold skips reconsidering an overlay while reliability stays above the band
+    that would tighten it and no pattern reached 3; one record at a time reconsiders every
+    time: the same overlays, reasons and times, also when reliability lands exactly on a
+    threshold or a pattern repeats while reliability stays high."""
+    records = [
+        record(
+            i,
+            result=res,
+            attempts=att,
+            quality=q,
+            failed=(FailedAttempt(attempt=att, codes=(code,)),) if code and att > 1 else (),
+            finished_at=_clock(i),
+        )
+        for i, (res, att, q, code) in enumerate(runs)
+    ]
+    state = LearningState()
+    for r in records:
+        state = fold(state, r)
+    assert state_bytes(rebuild(records), 1) == state_bytes(state, 1)
+
+
 # -- the quality sums ------------------------------------------------------------------
 
 

@@ -126,7 +126,7 @@ def _lines(draw: st.DrawFn) -> str:
     return line
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(json.dumps({**_RUN, "attempts": 2.0}))  # lax ints: refused by the views, a model
 @example(json.dumps({**_RUN, "proposer": "openai:a\x1cb"}))  # python's \s is wider than rust's
 @example(json.dumps({**_RUN, "quality": -0.0}))
