@@ -58,6 +58,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _handlers(app)
+    _openapi_without_422(app)
 
     @app.middleware("http")
     async def headers(request: Request, call_next: Any) -> Response:
@@ -69,6 +70,32 @@ def create_app(settings: ServeSettings) -> FastAPI:
         return response
 
     return app
+
+
+def _openapi_without_422(app: FastAPI) -> None:
+    """A request that does not validate is answered 400 `request.invalid` (an ErrorBody),
+    not FastAPI's 422: the schema says so."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = build()
+        bad = {
+            "description": "Bad Request",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        }
+        for ops in schema.get("paths", {}).values():
+            for op in ops.values():
+                responses = op.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses.setdefault("400", bad)
+        for name in ("HTTPValidationError", "ValidationError"):
+            schema.get("components", {}).get("schemas", {}).pop(name, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _mount_optional(app: FastAPI, name: str) -> None:
