@@ -88,5 +88,9 @@ def run_serve(args: argparse.Namespace, root: Path) -> int:
     server = uvicorn.Server(
         uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     )
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn shut down cleanly, then passes Ctrl-C on
+        pass
+    sys.stderr.write("membrane serve: stopped\n")
     return EXIT_OK
