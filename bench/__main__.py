@@ -17,6 +17,7 @@ BENCHES = {
     "outcomes": "bench.outcomes",
     "learning": "bench.learning",
     "export": "bench.export",
+    "serve": "bench.serve",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 

@@ -52,6 +52,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.state.settings = settings
     app.state.report_cache = views.Cached(views.report)
     app.state.learning_cache = views.Cached(views.learning)
+    app.state.summary = reader.Summary()
     app.include_router(api_v1.router, prefix=API)
     for name in OPTIONAL_ROUTERS:
         _mount_optional(app, name)

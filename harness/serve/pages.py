@@ -74,8 +74,8 @@ def runs(
             page = reader.runs_page(ledger, flt, cursor, s.page_size)
         except reader.BadCursor as exc:
             raise ApiError(400, "cursor.invalid", "not a cursor this server handed out") from exc
-        counts = reader.state_counts(ledger) if not cursor else {}
-        batch_ids = reader.batches(ledger) if not cursor else []
+        summary: reader.Summary = request.app.state.summary
+        counts, batch_ids = summary.get(ws, ledger) if not cursor else ({}, [])
     more = (
         f"/runs?{urlencode({**flt.query(), 'cursor': page.next_cursor})}"
         if page.next_cursor

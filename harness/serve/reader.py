@@ -202,6 +202,34 @@ def attempts_histogram(ledger: Ledger) -> dict[int, int]:
     return {int(a): int(n) for a, n in rows if a is not None}
 
 
+def file_stamp(ws: Workspace) -> tuple[int, ...]:
+    """Changes whenever the ledger commits (its WAL grows or is checkpointed into the file):
+    a cheap key for views that cost a scan of every run (counts per state, batches)."""
+    out: list[int] = []
+    for path in (ws.ledger_path, ws.ledger_path.with_name(ws.ledger_path.name + "-wal")):
+        try:
+            st = path.stat()
+            out += [st.st_mtime_ns, st.st_size, st.st_ino]
+        except FileNotFoundError:
+            out += [0, 0, 0]
+    return tuple(out)
+
+
+class Summary:
+    """Runs per state and the newest batches, recomputed only when the ledger changed."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, ...] | None = None
+        self._value: tuple[dict[str, int], list[str]] = ({}, [])
+
+    def get(self, ws: Workspace, ledger: Ledger) -> tuple[dict[str, int], list[str]]:
+        key = file_stamp(ws)
+        if key != self._key:
+            self._value = (state_counts(ledger), batches(ledger))
+            self._key = key
+        return self._value
+
+
 def fingerprint(ledger: Ledger) -> tuple[int, ...]:
     """Changes whenever a run, commit, held row or outcome record is added or settled."""
     db = _db(ledger)
