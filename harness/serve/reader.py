@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -216,17 +217,21 @@ def file_stamp(ws: Workspace) -> tuple[int, ...]:
 
 
 class Summary:
-    """Runs per state and the newest batches, recomputed only when the ledger changed."""
+    """Runs per state and the newest batches (a scan of every run: ~0.15 s at 100,000),
+    recomputed when the ledger changed, at most every `every_s` while a batch writes."""
 
-    def __init__(self) -> None:
+    def __init__(self, every_s: float = 2.0) -> None:
+        self._every_s = every_s
         self._key: tuple[int, ...] | None = None
+        self._at = 0.0
         self._value: tuple[dict[str, int], list[str]] = ({}, [])
 
     def get(self, ws: Workspace, ledger: Ledger) -> tuple[dict[str, int], list[str]]:
         key = file_stamp(ws)
-        if key != self._key:
+        now = time.monotonic()
+        if self._key is None or (key != self._key and now - self._at >= self._every_s):
             self._value = (state_counts(ledger), batches(ledger))
-            self._key = key
+            self._key, self._at = key, now
         return self._value
 
 
