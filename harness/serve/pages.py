@@ -81,7 +81,7 @@ def runs(
         if page.next_cursor
         else None
     )
-    ctx = {
+    ctx: dict[str, Any] = {
         "page": page,
         "filter": flt,
         "more": more,
