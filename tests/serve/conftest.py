@@ -34,10 +34,15 @@ class Served:
 
 
 @contextmanager
-def serving(workspace: Path, *, allow_review: bool = False) -> Iterator[Served]:
+def serving(
+    workspace: Path, *, allow_review: bool = False, page_size: int = 50
+) -> Iterator[Served]:
     """The app on 127.0.0.1, an ephemeral port, until the block ends."""
     settings = ServeSettings(
-        workspace, allow_review=allow_review, token=TOKEN if allow_review else None
+        workspace,
+        allow_review=allow_review,
+        token=TOKEN if allow_review else None,
+        page_size=page_size,
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -83,7 +88,8 @@ def readonly(demo_base: Path) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def reviewing(demo_base: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A server with review enabled, on this module's own copy of the demo workspace."""
+    """A server with review enabled, on this module's own copy of the demo workspace (pages
+    of 20 runs, so the 43 runs take three)."""
     ws = copy_workspace(demo_base, tmp_path_factory.mktemp("review") / "ws")
-    with serving(ws, allow_review=True) as s:
+    with serving(ws, allow_review=True, page_size=20) as s:
         yield s

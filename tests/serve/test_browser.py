@@ -79,6 +79,15 @@ def test_runs_filter_run_cell_report_learning(browser: object, reviewing: Served
     # keyboard first: the first Tab reaches the skip link
     page.keyboard.press("Tab")  # type: ignore[attr-defined]
     assert page.evaluate("document.activeElement.className") == "skip"  # type: ignore[attr-defined]
+    # the next page is appended in place (htmx), newest first, no run twice
+    first = page.locator("#runs-table tbody tr:not(#more-row) td:first-child a").all_inner_texts()  # type: ignore[attr-defined]
+    assert len(first) == 20
+    page.click("#more-row a")  # type: ignore[attr-defined]
+    page.wait_for_function(
+        "document.querySelectorAll('#runs-table tbody tr:not(#more-row) td:first-child a').length > 20"
+    )  # type: ignore[attr-defined]
+    both = page.locator("#runs-table tbody tr:not(#more-row) td:first-child a").all_inner_texts()  # type: ignore[attr-defined]
+    assert both[:20] == first and len(both) == 40 == len(set(both))
     # filter to EXHAUSTED: htmx swaps the table and pushes the URL
     page.select_option("select[name=state]", "EXHAUSTED")  # type: ignore[attr-defined]
     page.click("form.filter button[type=submit]")  # type: ignore[attr-defined]
