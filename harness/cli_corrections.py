@@ -63,7 +63,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         common,
         "show",
         "one record: its lesson, scope, counts and the captures it came from (metadata only)",
-        "membrane corrections show 3fa2c1d4e5f6",
+        "membrane corrections show 14b1bacf1b81",
     ).add_argument("id")
     im = command(
         csub,
