@@ -56,6 +56,10 @@ def test_the_help_has_examples_for_every_command() -> None:
         "learn",
         "review",
         "revert",
+        "correct",
+        "corrections",
+        "preferences",
+        "feedback",
     } <= commands
 
 
@@ -105,7 +109,32 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             store.rekey(real, key + real[6:])
     finally:
         store.close()
+    _corrections(d)
     return d
+
+
+def _corrections(d: Path) -> None:
+    """The corrections examples: the feature on, `review-notes.jsonl` to import, and a
+    preference (`corrections show 14b1bacf1b81`, the id of "Use kW rather than BTU/h." in
+    the facility pack) and a feedback item (#1) already promoted and routed."""
+    toml = d / "ws" / "membrane.toml"
+    before = toml.read_text() if toml.exists() else ""
+    toml.write_text(before + "\n[learning.corrections]\nenabled = true\n")
+    notes = [
+        ("use kW not BTU/h", "2026-11-02T09:00:00+00:00", "a"),
+        ("prefer kW over BTU/h", "2026-11-02T10:00:00+00:00", "b"),
+        ("BTU/h -> kW please", "2026-11-03T09:00:00+00:00", "b"),
+        ("the pool has no Philips MRI models, add them", "2026-11-02T09:00:00+00:00", "a"),
+        ("add Philips MRI models to the pool", "2026-11-03T09:00:00+00:00", "b"),
+        ("the pool lacks Philips MRI models", "2026-11-03T10:00:00+00:00", "c"),
+    ]
+    lines = [
+        json.dumps({"text": t, "at": at, "session": s, "reviewer": "dana"}) for t, at, s in notes
+    ]
+    (d / "review-notes.jsonl").write_text("\n".join(lines) + "\n")
+    ws = str(d / "ws")
+    assert main(["corrections", "import", str(d / "review-notes.jsonl"), "--workspace", ws]) == 0
+    assert main(["corrections", "analyze", "--workspace", ws]) == 0
 
 
 @pytest.mark.parametrize("example", _examples())
