@@ -46,7 +46,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         version=__version__,
         description="Runs, traces, provenance, the review queue and learning of one workspace.",
         openapi_url=f"{API}/openapi.json",
-        docs_url=f"{API}/docs",
+        docs_url=None,  # Swagger UI loads from a CDN: the server-rendered /api page instead
         redoc_url=None,
     )
     app.state.settings = settings

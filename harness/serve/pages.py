@@ -50,6 +50,23 @@ def index(request: Request, token: Annotated[str | None, Query(max_length=200)] 
     return response
 
 
+@router.get("/api", response_class=HTMLResponse)
+def api_page(request: Request) -> Response:
+    """The API's endpoints, from its own OpenAPI schema (no CDN, no JavaScript)."""
+    spec = request.app.openapi()
+    ops = [
+        {
+            "method": m.upper(),
+            "path": path,
+            "summary": op.get("summary", ""),
+            "params": [p["name"] for p in op.get("parameters", []) if p.get("in") == "query"],
+        }
+        for path, methods in spec.get("paths", {}).items()
+        for m, op in methods.items()
+    ]
+    return _render(request, "api.html", ops=ops, version=spec.get("info", {}).get("version"))
+
+
 @router.get("/favicon.ico")
 def favicon() -> Response:
     return Response(status_code=204)

@@ -53,6 +53,8 @@ def test_headers_static_files_and_the_token_url(tmp_path: Path) -> None:
         assert c.get("/static/chart.umd.min.js").status_code == 200
         assert c.get("/static/../deps.py").status_code == 404
         assert c.get("/favicon.ico").status_code == 204
+        api = c.get("/api")  # the endpoints, from the schema, without a CDN
+        assert api.status_code == 200 and "/api/v1/runs/{run_id}" in api.text
         page = c.get("/runs")
         assert "script-src 'self'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY"

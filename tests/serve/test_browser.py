@@ -166,7 +166,7 @@ def test_approve_with_the_token_and_refused_without(browser: object, reviewing: 
 
 
 @pytest.mark.parametrize(
-    "path", ["/runs", "/runs?state=EXHAUSTED", "/report", "/review", "/learning"]
+    "path", ["/runs", "/runs?state=EXHAUSTED", "/report", "/review", "/learning", "/api"]
 )
 def test_pages_load_with_javascript_off(browser: object, readonly: Served, path: str) -> None:
     page = _page(browser, java_script_enabled=False)
