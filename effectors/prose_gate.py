@@ -122,12 +122,15 @@ class ProseGate:
             mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
         index = self.claims.index(artifact)  # the rows, resolved once for both checks
-        heads = self.heads.find(prose, index.view, [(m[0], m[1]) for m in mentions])
+        # "the chiller": an entity of the tables by its head word
+        heads = self.heads.find(prose, index.view, [(m[0], m[1]) for m in mentions],
+                                {m[2] for m in mentions})
         if heads:
             mentions = sorted([*mentions, *((s, e, ind, False) for s, e, ind in heads)])
         critiques, metrics = self._entities(prose, mentions, sentences, index)
         judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
-        critiques += [self._mismatch(prose, m) for m in mismatches]
+        skipped = tuple(f"not checked (ambiguous subject): {t!r}" for t in self.claims.skipped)
+        critiques += [self._mismatch(prose, m, skipped) for m in mismatches]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))
@@ -139,6 +142,7 @@ class ProseGate:
         metrics |= {
             "words": float(words),
             "claims": float(judged),
+            "claims_skipped": float(len(skipped)),
             "value_mismatches": float(len(mismatches)),
         }
         return Verdict(
@@ -197,7 +201,7 @@ class ProseGate:
         }
         return critiques, metrics
 
-    def _mismatch(self, prose: str, m: Mismatch) -> Critique:
+    def _mismatch(self, prose: str, m: Mismatch, skipped: tuple[str, ...] = ()) -> Critique:
         c = m.claim
         rows = m.rows[:_MAX_ROWS_IN_EVIDENCE]
         held = "; ".join(f"{key}: {_format(v)}" for _, key, v in rows)
@@ -211,6 +215,7 @@ class ProseGate:
             evidence=(
                 prose[m.sentence[0] : m.sentence[1]].strip(),
                 *(f"{c.table}[{r}].{c.column} = {_format(v)} ({key})" for r, key, v in rows),
+                *skipped,
             ),
             fix_hint=f"state the {c.column.replace('_', ' ')} the {c.table} table holds",
             message=f"the prose says {c.text!r}, but {c.table}.{c.column} holds {held}",

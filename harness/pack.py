@@ -126,18 +126,25 @@ class ProseQuantity(_Strict):
     """A number with a unit the prose may state about a row of `column` ("table.column").
 
     `units`: unit words after the number -> factor to the column's unit ("MW" = 1000.0 for a
-    kW column), matched case-sensitively; `prefixes`: words before it ("floor" in "floor 3").
+    kW column); `prefixes`: words before it ("floor" in "floor 3", "the 3rd floor");
+    `phrases`: words that state a value on their own ("annually" = 12.0, "ground floor" = 0.0).
     """
 
     column: str
     units: dict[str, float] = Field(default_factory=dict)
     prefixes: list[str] = Field(default_factory=list)
+    phrases: dict[str, float] = Field(default_factory=dict)
+    # id columns ("equipment.room_id") through which a claim about another table's row
+    # reaches this column's row: "EQ-001 is on floor 3" states the floor of EQ-001's room
+    through: list[str] = Field(default_factory=list)
+    # words right before a prefix that make its number negative ("basement level 2" = -2)
+    negate: list[str] = Field(default_factory=list)
     tolerance: float | None = Field(default=None, ge=0.0, le=1.0)  # else value_tolerance
 
     @model_validator(mode="after")
     def _has_a_unit(self) -> ProseQuantity:
-        if not self.units and not self.prefixes:
-            raise ValueError(f"quantity {self.column!r} needs `units` or `prefixes`")
+        if not self.units and not self.prefixes and not self.phrases:
+            raise ValueError(f"quantity {self.column!r} needs `units`, `prefixes` or `phrases`")
         if any(not u.strip() or f <= 0 for u, f in self.units.items()):
             raise ValueError(f"quantity {self.column!r}: units need a name and a factor > 0")
         return self
@@ -148,6 +155,7 @@ class ProseRelation(_Strict):
 
     column: str
     phrases: list[str] = Field(min_length=1)
+    through: list[str] = Field(default_factory=list)  # as for quantities
 
 
 class ProseSettings(_Strict):
@@ -263,6 +271,17 @@ class PackConfig(_Strict):
                     raise ValueError(
                         f"prose.{field} names {ref!r}, which is not a bound "
                         f"{' or '.join(kinds[field])} column"
+                    )
+        joined: list[ProseQuantity | ProseRelation] = [*self.prose.quantities,
+                                                        *self.prose.relations]
+        for src in joined:
+            for ref in src.through:
+                table, _, column = ref.partition(".")
+                binding = self.tables.get(table)
+                col = binding.columns.get(column) if binding else None
+                if col is None or col.kind != "id" or table == src.column.partition(".")[0]:
+                    raise ValueError(
+                        f"prose: {src.column!r} through {ref!r}: not an id column of another table"
                     )
         return self
 

@@ -31,6 +31,16 @@ from itertools import repeat
 from typing import NamedTuple
 
 from effectors.prose.matcher import Anchor, CueSet, Hit
+from effectors.prose.quantity import Reading, numeric_view, qualifier
+from effectors.prose.subject import (
+    AMBIGUOUS,
+    RESPECTIVELY,
+    breaks,
+    clause,
+    coreferent,
+    pair_respectively,
+    subject,
+)
 from effectors.prose.text import Sentences
 from harness.models import Artifact, Cell
 from harness.pack import Pack, ProseQuantity, ProseRelation
@@ -39,11 +49,16 @@ from harness.pools import Pools, normalize_label
 __all__ = ["Claim", "ClaimChecker", "Mismatch"]
 
 _NUMBER = r"([-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
-_NUM_BEFORE = re.compile(rf"(?<![\w.\-−]){_NUMBER}[ \u00a0]?$")
+# a number right before a unit ("48 kW", "48kW", "48-kilowatt", the 60 of "40-60 kW"), not
+# the digits of a key ("R-101 kW")
+_NUM_BEFORE = re.compile(rf"(?<![\w.−])(?<![^\W\d_]-){_NUMBER}[ \u00a0-]?$")
+_ORD_BEFORE = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)[ \u00a0]+$")
 _NUM_AFTER = re.compile(rf"\s+{_NUMBER}(?![\w\-−]|\.\d)")
 _BREAK = re.compile(r"[.;:!?\n]")
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
+_DIGIT_LETTER = re.compile(r"\d[A-Za-z]")
+_NO_READING = Reading(0.0, 0.0)  # a relation's (no value)
 
 
 class _Anchor(NamedTuple):
@@ -99,7 +114,25 @@ class _Quantity:
         self.table, _, self.column = q.column.partition(".")
         self.factors = dict(q.units)
         self.prefixes = list(q.prefixes)
+        self.phrases = {" ".join(normalize_label(p).split()): v for p, v in q.phrases.items()}
+        self.negate = re.compile(r"\b(?:" + _alternation(q.negate) + r")\s+$", re.IGNORECASE) \
+            if q.negate else None
         self.tolerance = q.tolerance if q.tolerance is not None else tolerance
+
+    def factor(self, unit: str) -> float | None:
+        """The factor of a unit as written: as declared, or differing only in letter case
+        where that cannot change its meaning: the first letter may be capitalised when the
+        declared unit starts lower-case ("KW", "Kilowatts"), the others may take any case
+        ("kw"); "mW" is never "MW"."""
+        f = self.factors.get(unit)
+        if f is not None:
+            return f
+        for declared, factor in self.factors.items():
+            if declared.casefold() == unit.casefold() and (
+                declared[0] == unit[0] or declared[0].islower()
+            ):
+                return factor
+        return None
 
 
 class _Relation:
@@ -142,14 +175,14 @@ class ClaimChecker:
                 self.cue_table[by_phrase[key]].append(entry)
 
         for k, q in enumerate(self.quantities):
-            for unit in q.factors:
-                add(unit, ("u", k))
-            for prefix in q.prefixes:
-                add(prefix, ("p", k))
+            for kind, words in (("u", q.factors), ("p", q.prefixes), ("v", q.phrases)):
+                for word in words:
+                    add(word, (kind, k))
         for k, r in enumerate(self.relations):
             for phrase in r.phrases:
                 add(phrase, ("r", k))
         self.cues = CueSet(by_phrase.items()) if by_phrase else None
+        self._glued = _glued_units(self.quantities)
         # (table, column) -> how a claim on it is judged
         self.judges: dict[tuple[str, str], tuple[str, _Quantity | None, str | None]] = {}
         for q in self.quantities:
@@ -181,6 +214,10 @@ class ClaimChecker:
         self.memo: dict[str, str | None] = memo if isinstance(memo, dict) else {}
         self._key_finders: dict[frozenset[str], _KeyFinder] = {}
         self._members: dict[tuple[str, str], bool] = {}
+        # (table, column) of a claim -> the id columns ("equipment.room_id") through which a
+        # claim about a row of another table reaches this table's rows
+        self.through = _through(settings.quantities, settings.relations)
+        self.skipped: list[str] = []  # the claims the last `check` skipped as ambiguous
         self._parsed: dict[tuple[str, float], float] = {}
 
     @property
@@ -225,6 +262,8 @@ class ClaimChecker:
         Each cue hit is read as a claim (`_read`), its subject rows found in its sentence
         (`_narrow`: the mentions before the claim, nearest first, then those after it) and
         judged (`_verdict`); a `Claim` is built only for a mismatch. Row sets are bit masks."""
+        self.skipped = []
+        hits = self._attached(prose, hits)
         if not hits or not prose:
             return 0, []
         if index is None:
@@ -239,34 +278,115 @@ class ClaimChecker:
         sent_spans = sentences.spans or [(0, len(prose))]
         judged = 0
         out: list[Mismatch] = []
+        skipped: list[str] = []
+        together = _sentences_with(RESPECTIVELY, prose, sent_spans) \
+            if "espectively" in prose else set()
+        pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
+        clause_breaks: dict[int, list[tuple[int, int]]] = {}
         for payload, hs, he in hits:
             claim = self._read(prose, hs, he, anchors, starts, self.cue_entries[payload])
             if claim is None:
                 continue
             source, cs, ce, value, obj = claim
-            table, column, judge, _ = source
-            si = bisect_right(sent_starts, cs) - 1
-            lo, hi = sent_spans[si if si > 0 else 0]
-            ents, keyed = index.lookup.get(table) or (_NO_ROWS, _NO_ROWS)
-            mid = bisect_left(starts, cs)
-            rows = _narrow(anchors, range(mid - 1, -1, -1), lo, hi, ents, keyed) or _narrow(
-                anchors, range(bisect_left(starts, ce, mid), len(anchors)), lo, hi, ents, keyed)
-            if not rows:
+            table, column = source[0], source[1]
+            si = max(0, bisect_right(sent_starts, cs) - 1)
+            if si in together:
+                pending.setdefault(si, []).append(claim)
                 continue
-            verdict = self._verdict(judge, table, column, rows, value, obj, index)
+            lo, hi = sent_spans[si]
+            cuts = clause_breaks.get(si)
+            if cuts is None:
+                cuts = clause_breaks[si] = breaks(prose, lo, hi)
+            rows = self._subject(prose, claim, anchors, starts, sent_spans, si, cuts, index)
+            if rows <= 0:
+                skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
+                continue
+            verdict = self._verdict(source[2], table, column, rows, value, obj, index)
             if verdict is None:
                 continue
             judged += 1
             if not verdict:
                 out.append(self._mismatch(artifact, prose, source, (cs, ce, value, obj),
                                           (lo, hi), rows))
+        judged += sum(self._respectively(artifact, prose, claims, sent_spans[si], anchors,
+                                         index, out, skipped) for si, claims in pending.items())
+        self.skipped = skipped
         return judged, out
+
+    def _subject(self, prose: str, claim: tuple[_Source, int, int, Reading, Anchor | None],
+                 anchors: Sequence[Anchor], starts: Sequence[int],
+                 sent_spans: Sequence[tuple[int, int]], si: int,
+                 cuts: Sequence[tuple[int, int]], index: ArtifactIndex) -> int:
+        """The subject rows of a claim in sentence `si` (with clause breaks `cuts`): in its
+        clause, else its sentence, else the row "It" refers to (`effectors.prose.subject`)."""
+        source, cs, ce = claim[0], claim[1], claim[2]
+        lo, hi = sent_spans[si]
+        through = self.through.get(source[3]) if self.through else None
+        ents, keyed = index.joined(source[0], through) if through else \
+            index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        mid = bisect_left(starts, cs)
+        after = bisect_left(starts, ce, mid)
+        region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
+        rows = subject(prose, anchors, mid, after, region, ents, keyed)
+        if rows == 0 and region != (lo, hi):
+            rows = subject(prose, anchors, mid, after, (lo, hi), ents, keyed)
+        if rows == 0:
+            rows = coreferent(prose, anchors, starts, (lo, hi),
+                              sent_spans[si - 1] if si > 0 else None, ents, keyed)
+        return rows
+
+    def _judge(self, artifact: Artifact, prose: str,
+               claim: tuple[_Source, int, int, Reading, Anchor | None],
+               sentence: tuple[int, int], rows: int, index: ArtifactIndex,
+               out: list[Mismatch]) -> bool | None:
+        """Judge one claim against its subject rows; a mismatch is appended to `out`."""
+        if rows <= 0:
+            return None
+        source, cs, ce, value, obj = claim
+        table, column, judge, _ = source
+        verdict = self._verdict(judge, table, column, rows, value, obj, index)
+        if verdict is False:
+            out.append(self._mismatch(artifact, prose, source, (cs, ce, value, obj),
+                                      sentence, rows))
+        return verdict
+
+    def _respectively(self, artifact: Artifact, prose: str,
+                      claims: list[tuple[_Source, int, int, Reading, Anchor | None]],
+                      sentence: tuple[int, int], anchors: Sequence[Anchor],
+                      index: ArtifactIndex, out: list[Mismatch], skipped: list[str]) -> int:
+        """Claims of a "respectively" sentence, paired in order with the rows named before
+        the first of them; nothing is judged when they do not pair up (the claims judged)."""
+        columns = {(c[0][0], c[0][1]) for c in claims}
+        paired: list[int] = []
+        if len(columns) == 1 and all(c[4] is None for c in claims):
+            table, column = next(iter(columns))
+            ents, keyed = index.joined(table, self.through.get((table, column), ()))
+            paired = pair_respectively(anchors, sentence[0], claims[0][1], ents, keyed,
+                                       len(claims))
+        if not paired:
+            skipped += [prose[c[1]:c[2]] for c in claims]
+            return 0
+        return sum(self._judge(artifact, prose, c, sentence, rows, index, out) is not None
+                   for c, rows in zip(claims, paired, strict=True))
+
+    def _attached(self, prose: str, hits: Sequence[Hit]) -> Sequence[Hit]:
+        """`hits`, with the units written onto their numbers ("45kW") added in text order."""
+        if self._glued is None or self.cues is None or _DIGIT_LETTER.search(prose) is None:
+            return hits
+        extra = []
+        for m in self._glued.finditer(prose):
+            try:
+                extra.append((self.cues.payload(normalize_label(m.group(1))), *m.span(1)))
+            except KeyError:  # pragma: no cover - every glued unit is a cue
+                continue
+        return sorted([*hits, *extra], key=lambda h: h[1]) if extra else hits
 
     def _read(self, prose: str, hs: int, he: int, anchors: Sequence[Anchor],
               starts: Sequence[int], entries: Sequence[tuple[str, int, _Source]]
-              ) -> tuple[_Source, int, int, float, Anchor | None] | None:
+              ) -> tuple[_Source, int, int, Reading, Anchor | None] | None:
         """The claim a cue hit with several readings starts (the first reading that makes
-        one), as (source, start, end, value, object)."""
+        one), as (source, start, end, reading, object). Numbers may be written in words
+        (`numeric_view` of the few characters around the hit, only where no digits are)."""
         for kind, k, src in entries:
             if kind == "r":
                 i = bisect_left(starts, he)
@@ -274,27 +394,51 @@ class ClaimChecker:
                     gap = prose[he:starts[i]]
                     if len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS \
                             and not _BREAK.search(gap):
-                        return src, hs, anchors[i][1], 0.0, anchors[i]
+                        return src, hs, anchors[i][1], _NO_READING, anchors[i]
                 return None
-            q = self.quantities[k]
-            if kind == "u":
-                unit = prose[hs:he]
-                if unit not in q.factors:
-                    continue
-                m = _NUM_BEFORE.search(prose, max(0, hs - 40), hs)
-                if m is None:
-                    continue
-                cs, ce, factor = m.start(1), he, q.factors[unit]
-            else:
-                m = _NUM_AFTER.match(prose, he)
-                if m is None:
-                    continue
-                cs, ce, factor = hs, m.end(), 1.0
+            read = self._quantity(prose, kind, self.quantities[k], hs, he)
+            if read is None:
+                continue
+            cs, ce, reading = read
+            if reading is None:
+                return None
             j = bisect_left(starts, ce)
             if any(anchors[x][1] > cs for x in range(max(0, j - 2), j)):
                 return None
-            return src, cs, ce, self._parse(m.group(1), factor), None
+            return src, cs, ce, reading, None
         return None
+
+    def _quantity(self, prose: str, kind: str, q: _Quantity, hs: int, he: int
+                  ) -> tuple[int, int, Reading | None] | None:
+        """The quantity a cue hit of `kind` starts ("v" a phrase, "u" a unit, "p" a prefix)
+        as (start, end, reading); None: no quantity here; reading None: one not to judge."""
+        if kind == "v":
+            value = q.phrases.get(" ".join(normalize_label(prose[hs:he]).split()))
+            return None if value is None else (hs, he, Reading(value, value))
+        if kind == "u":
+            factor = q.factor(prose[hs:he])
+            found = _number_before(_NUM_BEFORE, prose, max(0, hs - 60), hs) \
+                if factor is not None else None
+            if factor is None or found is None:
+                return None
+            cs, num = found
+            value = self._parse(num, factor)
+            return cs, he, qualifier(prose[max(0, cs - 60):cs], value, factor)
+        m = _NUM_AFTER.match(prose, he)
+        if m is None:
+            view, moved = numeric_view(prose[he:he + 60])
+            m = _NUM_AFTER.match(view) if moved else None
+        if m is not None:
+            cs, ce, num = hs, (he + m.end() if m.string is not prose else m.end()), m.group(1)
+        else:  # "the 6th floor", "the sixth floor"
+            found = _number_before(_ORD_BEFORE, prose, max(0, hs - 30), hs)
+            if found is None:
+                return None
+            (cs, num), ce = found, he
+        value = self._parse(num, 1.0)
+        if q.negate is not None and q.negate.search(prose, max(0, hs - 30), hs):
+            value = -abs(value)
+        return cs, ce, Reading(value, value)
 
     def _parse(self, num: str, factor: float) -> float:
         """A number stated with a unit of this factor, in the cell's unit (memoised)."""
@@ -304,7 +448,7 @@ class ClaimChecker:
         return out
 
     def _verdict(self, judge: tuple[str, _Quantity | None, str | None], table: str, column: str,
-                 rows: int, value: float, obj: Anchor | None,
+                 rows: int, value: Reading, obj: Anchor | None,
                  index: ArtifactIndex) -> bool | None:
         """True: some subject row holds the claimed value; False: none does; None: no subject
         row holds a value to judge by."""
@@ -313,8 +457,7 @@ class ClaimChecker:
         if q is not None:
             nums = index.numbers(table, column)
             values = [v for r in picked if (v := nums[r]) is not None]
-            return any(_close_to(value, q.tolerance, v) for v in values) if values \
-                else None
+            return any(value.holds(v, q.tolerance) for v in values) if values else None
         assert obj is not None
         if kind == "object":
             if obj[3]:
@@ -336,44 +479,66 @@ class ClaimChecker:
             return out
 
     def _mismatch(self, artifact: Artifact, prose: str, source: tuple[str, str, object, object],
-                  claim: tuple[int, int, float, Anchor | None],
+                  claim: tuple[int, int, Reading, Anchor | None],
                   sentence: tuple[int, int], rows: int) -> Mismatch:
         table, column, _, _ = source
         start, end, value, obj = claim
         if obj is not None:
             c = Claim("relation", table, column, start, end, prose[start:end], obj=_Anchor(*obj))
         else:
-            c = Claim("quantity", table, column, start, end, prose[start:end], value)
+            stated = value.low if math.isfinite(value.low) else value.high
+            c = Claim("quantity", table, column, start, end, prose[start:end], stated)
         table_rows = artifact.tables[table]
         return Mismatch(c, sentence, tuple(
             (r, self.pack.row_key(table, dict(table_rows[r])), table_rows[r].get(column))
             for r in _bits(rows)))
 
 
-def _close_to(value: float, tolerance: float, held: float) -> bool:
-    """A stated quantity (converted into the cell's unit) matches a cell within the relative
-    tolerance of the cell's value; the cell is never rounded to the claim's precision."""
-    return abs(value - held) <= tolerance * abs(held) + 1e-9
+def _glued_units(quantities: Sequence[_Quantity]) -> re.Pattern[str] | None:
+    """A unit written onto its number ("45kW"): one token, so no cue hit of its own."""
+    glued = sorted({u for q in quantities for u in q.factors if u[:1].isalpha()},
+                   key=lambda u: (-len(u), u))
+    if not glued:
+        return None
+    return re.compile(r"(?<![\w.])\d+(?:\.\d+)?(" + "|".join(map(re.escape, glued))
+                      + r")(?!\w)", re.IGNORECASE)
 
 
-def _narrow(anchors: Sequence[Anchor], side: range, lo: int, hi: int,
-            ents: dict[str, int], keyed: dict[str, int]) -> int:
-    """The rows the anchors of `side` inside the sentence [lo, hi) name, nearest first, each
-    narrowing the rows down (one that would leave none is passed over) until one is left."""
-    rows = 0
-    for i in side:
-        a = anchors[i]
-        if not lo <= a[0] < hi:
-            break
-        found = (keyed if a[3] else ents).get(a[2], 0)
-        if found:
-            if not rows:
-                rows = found
-            elif rows & found:
-                rows &= found
-            if not rows & (rows - 1):
-                break
-    return rows
+def _through(quantities: Sequence[ProseQuantity], relations: Sequence[ProseRelation]
+             ) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(table, column) of a claim -> the id columns ("equipment.room_id") through which a
+    claim about a row of another table reaches this table's rows."""
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    joined: list[ProseQuantity | ProseRelation] = [*quantities, *relations]
+    for src in joined:
+        if src.through:
+            table, _, column = src.column.partition(".")
+            out[(table, column)] = tuple(src.through)
+    return out
+
+
+def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
+                   ) -> tuple[int, str] | None:
+    """(start, digits) of the number `regex` finds ending at `hi` (searched in [lo, hi)),
+    read from digits or, failing that, from number words ("sixty", "sixth")."""
+    m = regex.search(text, lo, hi)
+    if m is not None:
+        return m.start(1), m.group(1)
+    view, moved = numeric_view(text[lo:hi])
+    if not moved:
+        return None
+    m = regex.search(view)
+    if m is None:
+        return None
+    return lo + moved.get(m.start(1), m.start(1)), m.group(1)
+
+
+def _sentences_with(pattern: re.Pattern[str], text: str,
+                    spans: Sequence[tuple[int, int]]) -> set[int]:
+    """Indices of the sentences in which `pattern` occurs."""
+    if pattern.search(text) is None:
+        return set()
+    return {i for i, (lo, hi) in enumerate(spans) if pattern.search(text, lo, hi)}
 
 
 _NO_ROWS: dict[str, int] = {}
@@ -452,7 +617,7 @@ class ArtifactIndex:
     the key values prose may cite (`key_values`); cells, resolved cells and numbers per
     column on demand."""
 
-    __slots__ = ("artifact", "cell_columns", "checker", "ents", "key_values", "keys",
+    __slots__ = ("artifact", "cell_columns", "checker", "ents", "joins", "key_values", "keys",
                  "lookup", "number_columns", "resolved_columns", "view")
 
     def __init__(self, checker: ClaimChecker, artifact: Artifact) -> None:
@@ -468,6 +633,7 @@ class ArtifactIndex:
         self.resolved_columns: dict[tuple[str, str], list[str | None]] = {}
         self.cell_columns: dict[tuple[str, str], list[Cell]] = {}
         self.number_columns: dict[tuple[str, str], list[float | None]] = {}
+        self.joins: dict[tuple[str, tuple[str, ...]], tuple[dict[str, int], dict[str, int]]] = {}
         for table, rows in artifact.tables.items():
             spec = checker.specs.get(table)
             if spec is None:
@@ -532,6 +698,36 @@ class ArtifactIndex:
                 c if type(c) is float and math.isfinite(c) else
                 float(c) if type(c) is int else _number(c)
                 for c in self.cells(table, column)]
+        return out
+
+    def joined(self, table: str, through: tuple[str, ...]
+               ) -> tuple[dict[str, int], dict[str, int]]:
+        """The rows of `table` each entity and key names (as `lookup`), and through each id
+        column "S.c" of `through` also those a row of S names: the rows of `table` whose key
+        that row's c cell holds ("EQ-001" names the room EQ-001 is in)."""
+        own = self.lookup.get(table) or (_NO_ROWS, _NO_ROWS)
+        if not through:
+            return own
+        cached = self.joins.get((table, through))
+        if cached is not None:
+            return cached
+        target = self.keys.get(table, _NO_ROWS)
+        ents: dict[str, int] = {}
+        keyed: dict[str, int] = {}
+        for ref in through:
+            src, _, col = ref.partition(".")
+            masks = [target.get(str(c), 0) if c is not None else 0 for c in self.cells(src, col)]
+            for names, into in ((self.ents.get(src, _NO_ROWS), ents),
+                                (self.keys.get(src, _NO_ROWS), keyed)):
+                for name, rows in names.items():
+                    reached = 0
+                    for r in _bits(rows):
+                        reached |= masks[r] if r < len(masks) else 0
+                    if reached:
+                        into[name] = into.get(name, 0) | reached
+        ents.update(own[0])
+        keyed.update(own[1])
+        out = self.joins[(table, through)] = (ents, keyed)
         return out
 
     def rows_of_key(self, table: str, key: str) -> int:

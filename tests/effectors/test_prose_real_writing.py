@@ -173,3 +173,99 @@ def test_negated_contrasted_and_past_mentions_are_not_unknown(
 )
 def test_asserted_mentions_are_still_unknown(gate: ProseGate, sentence: str) -> None:
     assert [c for c, _ in found(gate, BASE + " " + sentence)] == ["prose.unknown_entity"]
+
+
+# -- quantities ------------------------------------------------------------------------
+
+
+def mismatches(gate: ProseGate, sentence: str, **rated: float) -> list[str | None]:
+    return [
+        o for c, o in found(gate, BASE + " " + sentence, **rated) if c == "prose.value_mismatch"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "wrong"),
+    [
+        # number words, ordinals, named values and frequency words
+        ("EQ-001 draws sixty kilowatts.", []),
+        ("EQ-001 draws ninety kilowatts.", ["ninety kilowatts"]),
+        ("EQ-002 is rated at four hundred and twenty kW.", []),
+        ("EQ-002 is rated at one hundred and thirty kW.", ["one hundred and thirty kW"]),
+        ("Room R-301 is on the third floor.", []),
+        ("Room R-301 is on the 5th floor.", ["5th floor"]),
+        ("Room R-B01 is on basement level 1.", []),
+        ("Room R-B01 is on the ground floor.", ["ground floor"]),
+        ("Task MT-001 is done twice a year.", []),
+        ("Task MT-001 is done every six months.", []),
+        ("Task MT-001 is done annually.", ["annually"]),
+        # unit spelling and case ("mW" stays milliwatts, never megawatts)
+        ("EQ-001 draws 60 KW.", []),
+        ("EQ-001 draws 90 KW.", ["90 KW"]),
+        ("EQ-001 draws 90kW.", ["90kW"]),
+        ("EQ-001 is a 90-kilowatt unit.", ["90-kilowatt"]),
+        # bounds, ranges and approximations
+        ("EQ-003 draws under 1 kW.", []),
+        ("EQ-003 draws less than 0.2 kW.", ["0.2 kW"]),
+        ("EQ-002 draws above 250 kW.", []),
+        ("EQ-001 draws at least 100 kW.", ["100 kW"]),
+        ("EQ-001 draws between 40 and 80 kW.", []),
+        ("EQ-001 draws between 100 and 200 kW.", ["200 kW"]),
+        ("EQ-001 draws 40-80 kW.", []),
+        ("EQ-001 draws about 62 kW.", []),
+    ],
+)
+def test_quantities_as_people_write_them(gate: ProseGate, sentence: str, wrong: list[str]) -> None:
+    assert mismatches(gate, sentence) == wrong
+
+
+# -- claim attribution ---------------------------------------------------------------
+
+
+def test_respectively_pairs_claims_with_rows_in_order(gate: ProseGate) -> None:
+    ok = "EQ-001 and EQ-002 are rated at 60 kW and 420 kW, respectively."
+    assert mismatches(gate, ok) == []
+    swapped = "EQ-001 and EQ-002 are rated at 420 kW and 60 kW, respectively."
+    assert mismatches(gate, swapped) == ["420 kW", "60 kW"]
+    (v,) = gate.judge([artifact(BASE + " " + swapped)])
+    assert v.metrics["claims"] >= 2
+
+
+def test_ambiguous_claims_are_skipped_and_said_so(gate: ProseGate) -> None:
+    # three values for two rows: nothing in the sentence is judged
+    uneven = "EQ-001 and EQ-002 are rated at 1 kW, 2 kW and 3 kW respectively."
+    (v,) = gate.judge([artifact(BASE + " " + uneven)])
+    assert [c for c in v.critiques if c.code != "prose.length"] == []
+    assert v.metrics["claims_skipped"] == 3
+    # two rows coordinated before one value: whose is it?
+    assert mismatches(gate, "EQ-001 and EQ-002 draw 60 kW.") == []
+    # the skipped claims are named in the evidence of a mismatch the gate does report
+    (v,) = gate.judge([artifact(BASE + " EQ-001 and EQ-002 draw 60 kW. EQ-003 draws 9 kW.")])
+    (c,) = [c for c in v.critiques if c.code == "prose.value_mismatch"]
+    assert c.observed == "9 kW" and any("'60 kW'" in e for e in c.evidence)
+
+
+def test_claims_stay_in_their_clause(gate: ProseGate) -> None:
+    ok = "The AHU draws 60 kW; the water-cooled chiller, by contrast, draws 420 kW."
+    assert mismatches(gate, ok) == []
+    bad = "The AHU draws 60 kW, while the chiller draws 60 kW."
+    assert mismatches(gate, bad) == ["60 kW"]
+
+
+def test_it_after_a_sentence_about_one_row_is_that_row(gate: ProseGate) -> None:
+    assert mismatches(gate, "EQ-002 is a water-cooled chiller. It draws 420 kW.") == []
+    assert mismatches(gate, "EQ-002 is a water-cooled chiller. It draws 300 kW.") == ["300 kW"]
+    # a sentence about two rows leaves "It" unresolved: not judged
+    assert mismatches(gate, "EQ-001 and EQ-002 are HVAC plant. It draws 300 kW.") == []
+
+
+# -- joined claims -----------------------------------------------------------------------
+
+
+def test_facts_of_a_row_reached_through_a_foreign_key(gate: ProseGate) -> None:
+    assert mismatches(gate, "EQ-003 serves the radiology department.") == []
+    assert mismatches(gate, "EQ-003 serves the facilities engineering department.") == [
+        "serves the facilities engineering department"
+    ]
+    assert mismatches(gate, "EQ-001 sits on basement level 1.") == []
+    assert mismatches(gate, "EQ-001 sits on floor 3.") == ["floor 3"]
