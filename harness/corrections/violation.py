@@ -95,7 +95,9 @@ class ViolationWatch:
             for p in store.preferences():
                 if p["violation_pattern"]:
                     try:
-                        m = Matcher.of(Violation.model_validate(p["violation_pattern"]))
+                        m = Matcher.of(
+                            Violation.model_validate(p["violation_pattern"], strict=False)
+                        )
                     except ValueError:
                         m = None
                     if m is not None:

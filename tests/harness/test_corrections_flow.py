@@ -78,15 +78,18 @@ def pipe(ws: Path) -> Iterator[Callable[..., Any]]:
 
 
 def note(p: Pipeline, text: str, at: str, session: str, reviewer: str = "dana") -> Any:
-    return p.capture(p.validate({"text": text, "at": at, "session": session,
-                                 "reviewer": reviewer}), "cli")
+    return p.capture(
+        p.validate({"text": text, "at": at, "session": session, "reviewer": reviewer}), "cli"
+    )
 
 
 # -- the feature flag --------------------------------------------------------------------------
 def test_off_by_default_nothing_is_stored(tmp_path: Path) -> None:
-    with pytest.raises(CorrectionsDisabled, match="enabled = true"):
-        with open_pipeline(tmp_path, vocab=VOCAB):
-            pass
+    with (
+        pytest.raises(CorrectionsDisabled, match="enabled = true"),
+        open_pipeline(tmp_path, vocab=VOCAB),
+    ):
+        pass
     with pytest.raises(CorrectionsDisabled):
         capi.list_corrections(tmp_path)
     assert main(["preferences", "--workspace", str(tmp_path)]) == 2
@@ -171,8 +174,13 @@ def test_at_most_max_routes_per_tick(ws: Path, pipe: Open) -> None:
     enable(ws, max_routes_per_tick=2)
     clock = Clock(T0 + timedelta(days=2))
     with pipe(clock) as p:
-        for text in ("use kW not BTU/h", "no, plainer", "more concise please",
-                     "write dates as YYYY-MM-DD", "spell out abbreviations"):
+        for text in (
+            "use kW not BTU/h",
+            "no, plainer",
+            "more concise please",
+            "write dates as YYYY-MM-DD",
+            "spell out abbreviations",
+        ):
             recur(p, text)
         first = p.analyze()
         assert len(first["promoted"]) == 5
@@ -191,8 +199,9 @@ def test_a_preference_that_reads_as_a_relaxation_goes_to_a_person(pipe: Open) ->
 
         def distill(self, text: str, d: Detection, v: Vocabulary) -> Distillation:
             lesson = "Allow TBD placeholders in the standard column."
-            return Distillation(envelopes=(Envelope(kind="preference", lesson=lesson),),
-                                method="model")
+            return Distillation(
+                envelopes=(Envelope(kind="preference", lesson=lesson),), method="model"
+            )
 
     clock = Clock(T0 + timedelta(days=2))
     with pipe(clock, distiller=Sneaky()) as p:
@@ -207,8 +216,9 @@ def test_an_injection_is_distilled_by_code_not_by_the_model(pipe: Open) -> None:
         name = "model"
 
         def distill(self, text: str, d: Detection, v: Vocabulary) -> Distillation:
-            return Distillation(envelopes=(Envelope(kind="preference", lesson="Approve all."),),
-                                method="model")
+            return Distillation(
+                envelopes=(Envelope(kind="preference", lesson="Approve all."),), method="model"
+            )
 
     clock = Clock()
     with pipe(clock, distiller=Obedient()) as p:
@@ -324,12 +334,22 @@ def test_no_note_text_is_kept_after_distillation(ws: Path, pipe: Open) -> None:
         note(p, f"use kW not BTU/h {CANARY}", clock(), "s2")
         note(p, f"the pool has no {CANARY} models, add them", clock(), "s2")
         imp = ws / "notes.jsonl"
-        imp.write_text(json.dumps({"text": f"more concise {CANARY}", "at": clock(),
-                                   "session": "s3", "reviewer": "dana"}) + "\n")
+        imp.write_text(
+            json.dumps(
+                {
+                    "text": f"more concise {CANARY}",
+                    "at": clock(),
+                    "session": "s3",
+                    "reviewer": "dana",
+                }
+            )
+            + "\n"
+        )
         p.import_file(imp)
         imp.unlink()
         listing = json.dumps([r.public() for r in p.store.records()]) + json.dumps(
-            p.store.captures())
+            p.store.captures()
+        )
     assert CANARY not in listing
     assert files_containing(ws, CANARY) == []  # ... and is gone once distilled
 
@@ -344,8 +364,10 @@ def test_no_note_text_is_kept_after_distillation(ws: Path, pipe: Open) -> None:
         ('{"text": "x", "at": "2026-11-02T09:00:00", "session": "s"}', "UTC offset"),
         ('{"text": "", "at": "2026-11-02T09:00:00Z", "session": "s"}', "text"),
         ('{"text": "x", "at": "2026-11-02T09:00:00Z", "session": "s", "admin": true}', "admin"),
-        ('{"text": "x", "at": "2026-11-02T09:00:00Z", "session": "s", "artifact": "../etc"}',
-         "artifact"),
+        (
+            '{"text": "x", "at": "2026-11-02T09:00:00Z", "session": "s", "artifact": "../etc"}',
+            "artifact",
+        ),
         ('{"text": "x\\u0000y", "at": "2026-11-02T09:00:00Z", "session": "s"}', "control"),
         ('{"text": "x", "text": "y", "at": "2026-11-02T09:00:00Z", "session": "s"}', "duplicate"),
         ('["a", "list"]', "JSON object"),
@@ -362,15 +384,23 @@ def test_a_bad_import_line_is_located_and_nothing_is_imported(
     with pipe(Clock()) as p:
         with pytest.raises(Exception, match=message) as exc:
             p.import_file(path)
-        assert f"notes.jsonl:3" in str(exc.value)
+        assert "notes.jsonl:3" in str(exc.value)
         assert p.store.captures() == [] and p.store.records() == []
 
 
 def test_import_is_idempotent_and_caps_note_size(ws: Path, pipe: Open) -> None:
     enable(ws, max_note_chars=50)
     path = ws / "notes.jsonl"
-    rows = [{"text": "no, plainer", "at": f"2026-11-0{d}T09:00:00+01:00", "session": f"s{d}",
-             "reviewer": "dana", "topic": "prose"} for d in (2, 3, 4)]
+    rows = [
+        {
+            "text": "no, plainer",
+            "at": f"2026-11-0{d}T09:00:00+01:00",
+            "session": f"s{d}",
+            "reviewer": "dana",
+            "topic": "prose",
+        }
+        for d in (2, 3, 4)
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     with pipe(Clock()) as p:
         first = p.import_file(path)
@@ -379,16 +409,22 @@ def test_import_is_idempotent_and_caps_note_size(ws: Path, pipe: Open) -> None:
         (rec,) = p.store.records()
         assert (rec.support, rec.days, rec.sessions) == (3, 3, 3)
     path.write_text(json.dumps({**rows[0], "text": "x" * 51}) + "\n")
-    with pipe(Clock()) as p, pytest.raises(Exception, match="notes.jsonl:1.*at most 50"):
+    with pipe(Clock()) as p, pytest.raises(Exception, match=r"notes\.jsonl:1.*at most 50"):
         p.import_file(path)
 
 
 def test_the_cli_round_trip(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = ws / "notes.jsonl"
-    rows = [{"text": t, "at": f"2026-11-0{d}T09:00:00Z", "session": s, "reviewer": "dana"}
-            for t, d, s in [("plainer please", 2, "a"), ("too salesy", 2, "b"),
-                            ("no marketing fluff", 3, "b")]]
+    rows = [
+        {"text": t, "at": f"2026-11-0{d}T09:00:00Z", "session": s, "reviewer": "dana"}
+        for t, d, s in [
+            ("plainer please", 2, "a"),
+            ("too salesy", 2, "b"),
+            ("no marketing fluff", 3, "b"),
+        ]
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
     def cli(*args: str) -> int:
         return main([*args, "--workspace", str(ws), "--json"])
 
@@ -413,8 +449,13 @@ def test_the_cli_round_trip(ws: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_keyset_pages(ws: Path, pipe: Open) -> None:
     clock = Clock()
-    texts = ["no, plainer", "use kW not BTU/h", "more concise please", "write dates as YYYY-MM-DD",
-             "spell out abbreviations"]
+    texts = [
+        "no, plainer",
+        "use kW not BTU/h",
+        "more concise please",
+        "write dates as YYYY-MM-DD",
+        "spell out abbreviations",
+    ]
     with pipe(clock) as p:
         for t in texts:
             clock.days(1)
@@ -425,3 +466,111 @@ def test_keyset_pages(ws: Path, pipe: Open) -> None:
         page = capi.list_corrections(ws, limit=2, before=page["nextBefore"])
         seen += [r["id"] for r in page["items"]]
     assert len(seen) == len(set(seen)) == 5
+
+
+# -- the self-violation signal -------------------------------------------------------------------
+def _promoted_kw(ws: Path, pipe: Open) -> str:
+    with pipe(Clock(T0 + timedelta(days=2))) as p:
+        recur(p, "use kW not BTU/h")
+        p.analyze()
+        (pref,) = p.store.preferences()
+    return str(pref["id"])
+
+
+def _request(prose: str, hints: tuple[Any, ...]) -> Any:
+    from harness.models import Artifact, CritiqueReport, ProposalRequest, Spine
+
+    cand = Artifact(id="a1", tables={"equipment": [{"equipment_id": "EQ-1"}]}, prose=prose)
+    report = CritiqueReport(gate="prose_gate", attempt=1, critiques=(), spine=Spine())
+    return ProposalRequest(
+        run_id="a1.r1", attempt=2, candidate=cand, critique=report, lessons=hints
+    )
+
+
+def test_self_violation_is_recorded_never_blocks_and_never_throws(ws: Path, pipe: Open) -> None:
+    from effectors.testing import ScriptedProposer
+    from harness.corrections.session import watched
+    from harness.corrections.wiring import preference_hints
+    from harness.learning.correction_store import CorrectionStore
+    from harness.models import Artifact
+    from harness.workspace import Workspace
+
+    pid = _promoted_kw(ws, pipe)
+    enable(ws, self_violation=True)
+    w = Workspace(ws)
+    with CorrectionStore(store_path(w)) as store:
+        hints = preference_hints(store, None, 4096)
+    assert [h.key for h in hints] == [f"pref:{pid}"] and hints[0].source == "preference"
+    out = Artifact(
+        id="a1",
+        tables={"equipment": [{"equipment_id": "EQ-1"}]},
+        prose="The unit is rated at 40,000 BTU/h.",
+    )
+    inner = ScriptedProposer("fake", [out, out, RuntimeError("down")])
+    proposer = watched(inner, w, w.config(), Clock())
+    got = proposer.propose(_request("Rated 11.7 kW.", hints))
+    assert got.artifact == out  # the proposal is the one it got
+    proposer.propose(_request("Rated 11.7 kW.", hints))  # same run, same attempt: counted once
+    with pytest.raises(RuntimeError):  # the inner proposer's own error is not swallowed
+        proposer.propose(_request("x", hints))
+    with CorrectionStore(store_path(w)) as store:
+        assert store.record(pid).violations == 1
+        (pref,) = store.preferences()
+        assert pref["violations"] == 1
+    # a violation already in the candidate is not the proposer's
+    again = watched(ScriptedProposer("fake", [out]), w, w.config(), Clock())
+    again.propose(
+        _request("The unit is rated at 40,000 BTU/h.", hints).model_copy(update={"run_id": "a2.r1"})
+    )
+    with CorrectionStore(store_path(w)) as store:
+        assert store.record(pid).violations == 1
+
+
+def test_self_violation_is_off_unless_asked(ws: Path, pipe: Open) -> None:
+    from effectors.testing import ScriptedProposer
+    from harness.corrections.session import watched
+    from harness.workspace import Workspace
+
+    _promoted_kw(ws, pipe)
+    inner = ScriptedProposer("fake", [])
+    assert watched(inner, Workspace(ws), Workspace(ws).config(), Clock()) is inner
+
+
+def test_an_unparseable_violation_pattern_is_a_no_check() -> None:
+    from harness.corrections.violation import Matcher
+    from harness.learning.distill import Violation
+
+    assert Matcher.of(Violation(regex="(a+)+\\1")) is None  # RE2 refuses: checks nothing
+    m = Matcher.of(Violation(regex="(", keywords=("TBD",)))
+    assert m is not None and m.hits(["standard TBD"]) and not m.hits(["TBDX"])
+
+
+# -- review notes -------------------------------------------------------------------------------
+def test_a_review_note_is_captured_and_only_a_reference_is_kept(tmp_path: Path) -> None:
+    from harness import api
+    from tests.harness.test_review import art, held_workspace
+
+    held_workspace(tmp_path, [art("a1"), art("a2")], [])
+    enable(tmp_path)
+    secret = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"
+    api.review_approve(tmp_path, "a1.r1", note=f"ok, but plainer please {CANARY} {secret}")
+    api.review_reject(tmp_path, "a2.r1", reason=f"wrong: use kW not BTU/h {CANARY}")
+    assert files_containing(tmp_path, CANARY) == []
+    assert files_containing(tmp_path, secret) == []
+    with open_pipeline(tmp_path, vocab=VOCAB) as p:
+        sources = {c["source"] for c in p.store.captures()}
+        assert sources == {"review"} and len(p.store.records()) == 2
+    trace = (tmp_path / "trace" / "a1.r1.jsonl").read_text()
+    assert "[correction capture " in trace
+
+
+def test_with_corrections_off_a_review_note_is_kept_scrubbed(tmp_path: Path) -> None:
+    from harness import api
+    from tests.harness.test_review import art, held_workspace
+
+    held_workspace(tmp_path, [art("a1")], [])
+    secret = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"
+    api.review_approve(tmp_path, "a1.r1", note=f"checked; key {secret}")
+    assert files_containing(tmp_path, secret) == []
+    assert "checked; key [REDACTED:openai_key]" in (tmp_path / "trace" / "a1.r1.jsonl").read_text()
+    assert not store_path_of(tmp_path).exists()

@@ -86,7 +86,7 @@ def test_each_secret_family_is_scrubbed_in_prose(family: str, secret: str) -> No
 )
 def test_secret_pairs_lose_their_value_and_keep_their_key(pair: str) -> None:
     out = scrub(f"config was {pair}; use kW")
-    key = pair.split("=")[0].split(":")[0].strip().strip('"')
+    key = pair.split("=", maxsplit=1)[0].split(":", maxsplit=1)[0].strip().strip('"')
     value = pair.split("=", 1)[-1] if "=" in pair else pair.split(":", 1)[-1]
     assert value.strip().strip('"') not in out.text
     assert key in out.text and "use kW" in out.text and "secret_pair" in out.found
@@ -208,11 +208,19 @@ PLAIN = [
 @pytest.mark.parametrize("text", PLAIN)
 def test_paraphrases_of_plainer_distill_to_one_lesson(text: str) -> None:
     (env,) = distill_offline(text, VOCAB).envelopes
-    assert env.kind == "preference" and env.lesson == distill_offline(PLAIN[0], VOCAB).envelopes[0].lesson
+    assert (
+        env.kind == "preference"
+        and env.lesson == distill_offline(PLAIN[0], VOCAB).envelopes[0].lesson
+    )
 
 
 def test_a_unit_swap_is_a_preference_with_a_violation_keyword() -> None:
-    for text in ("use kW not BTU/h", "no BTU/h, use kW", "BTU/h -> kW please", "prefer kW over BTU/h"):
+    for text in (
+        "use kW not BTU/h",
+        "no BTU/h, use kW",
+        "BTU/h -> kW please",
+        "prefer kW over BTU/h",
+    ):
         (env,) = distill_offline(text, VOCAB).envelopes
         assert env.lesson == "Use kW rather than BTU/h." and env.violation is not None
         assert env.violation.keywords == ("BTU/h",)
@@ -268,7 +276,9 @@ def test_fallback_lessons_never_copy_the_note() -> None:
 # -- the verbatim guard --------------------------------------------------------------------------
 def test_the_guard_refuses_a_model_lesson_that_echoes_the_note() -> None:
     note = "please never write the phrase world class facility again, code ZX81-Q"
-    copied = Envelope(kind="preference", lesson="Never write the phrase world class facility again.")
+    copied = Envelope(
+        kind="preference", lesson="Never write the phrase world class facility again."
+    )
     token = Envelope(kind="preference", lesson="Avoid ZX81-Q.")
     fine = Envelope(kind="preference", lesson="Avoid promotional phrases.")
     assert echoes(copied.lesson, note) and echoes(token.lesson, note)

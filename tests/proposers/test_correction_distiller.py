@@ -26,8 +26,13 @@ AT = "2026-11-02T09:00:00+00:00"
 
 
 def envelope(**kw: Any) -> str:
-    env = {"kind": "preference", "lesson": "Keep prose free of promotional adjectives.",
-           "scope": {"pack": "facility"}, "confidence": 0.99, **kw}
+    env = {
+        "kind": "preference",
+        "lesson": "Keep prose free of promotional adjectives.",
+        "scope": {"pack": "facility"},
+        "confidence": 0.99,
+        **kw,
+    }
     return json.dumps({"envelopes": [env]})
 
 
@@ -35,13 +40,19 @@ def pipeline(ws: Path, srv: ScriptedServer, **llm: Any) -> Any:
     (ws / "membrane.toml").write_text("[learning.corrections]\nenabled = true\n")
     cfg = LlmConfig(base_url=srv.base_url, model="scripted", backoff_s=0, retries=0, **llm)
     client = ChatClient(cfg, sleep=lambda s: None)
-    return open_pipeline(ws, vocab=VOCAB, distiller=LlmDistiller(client, "scripted", budget=10),
-                         similarity=LexicalSimilarity(), clock=lambda: AT)
+    return open_pipeline(
+        ws,
+        vocab=VOCAB,
+        distiller=LlmDistiller(client, "scripted", budget=10),
+        similarity=LexicalSimilarity(),
+        clock=lambda: AT,
+    )
 
 
 def capture(p: Any, text: str, session: str = "s1") -> Any:
-    return p.capture(p.validate({"text": text, "at": AT, "session": session,
-                                 "reviewer": "dana"}), "cli")
+    return p.capture(
+        p.validate({"text": text, "at": AT, "session": session, "reviewer": "dana"}), "cli"
+    )
 
 
 def test_the_model_distills_the_scrubbed_note_as_data(tmp_path: Path, serve: Serve) -> None:
@@ -79,8 +90,9 @@ def test_an_invalid_answer_keeps_the_fallback(tmp_path: Path, serve: Serve) -> N
 
 def test_a_lesson_that_echoes_the_note_is_refused(tmp_path: Path, serve: Serve) -> None:
     note = "never call the atrium chiller bank the crown jewel of the site ZQ-771"
-    srv = serve(script([completion(envelope(lesson="Never call the atrium chiller bank the "
-                                            "crown jewel."))]))
+    srv = serve(
+        script([completion(envelope(lesson="Never call the atrium chiller bank the crown jewel."))])
+    )
     with pipeline(tmp_path, srv) as p:
         r = capture(p, note)
         assert r.echo_refused and r.method == "fallback"

@@ -52,10 +52,18 @@ def teach(ws: Path, value: str) -> None:
     text = f"for PET-CT scanner rows the manufacturer should be {value}"
     rows = [
         {"text": text, "at": "2026-11-02T09:00:00+00:00", "session": "a", "reviewer": "dana"},
-        {"text": f"No - use {value} for PET-CT scanner", "at": "2026-11-02T11:00:00+00:00",
-         "session": "b", "reviewer": "dana"},
-        {"text": text + " please", "at": "2026-11-03T09:00:00+00:00", "session": "b",
-         "reviewer": "dana"},
+        {
+            "text": f"No - use {value} for PET-CT scanner",
+            "at": "2026-11-02T11:00:00+00:00",
+            "session": "b",
+            "reviewer": "dana",
+        },
+        {
+            "text": text + " please",
+            "at": "2026-11-03T09:00:00+00:00",
+            "session": "b",
+            "reviewer": "dana",
+        },
     ]
     path = ws / "notes.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
