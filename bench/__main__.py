@@ -18,6 +18,7 @@ BENCHES = {
     "learning": "bench.learning",
     "export": "bench.export",
     "serve": "bench.serve",
+    "corrections": "bench.corrections",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 

@@ -270,7 +270,8 @@ class Pipeline:
         """`corrections import FILE.jsonl`: every line is validated first; one bad line is a
         `file:line` error and nothing is imported."""
         items = self.read_jsonl(path, reviewer)
-        results = [self.capture(item, "import") for item in items]
+        with self.store.transaction():  # one commit (one fsync) for the file
+            results = [self.capture(item, "import") for item in items]
         return {
             "file": str(path),
             "lines": len(items),

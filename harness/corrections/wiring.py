@@ -115,7 +115,7 @@ def embedding_similarity(threshold: float) -> EmbeddingSimilarity:
 
 
 def make_similarity(s: CorrectionsConfig) -> Similarity:
-    if s.similarity == "lexical" or (s.similarity == "auto" and not embeddings_available()):
+    if s.similarity == "lexical":
         return LexicalSimilarity(s.lexical_threshold)
     if not embeddings_available():
         raise ConfigError(

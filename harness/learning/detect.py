@@ -75,7 +75,8 @@ _CORRECTION: Final = re.compile(
     r"use [\w°/²³. -]{1,30}\b(?:not|instead of|rather than)\b)"
 )
 _PREFERENCE: Final = re.compile(
-    r"(?i)\b(?:prefer(?:red|ably|ence)?|i'?d rather|i would rather|would like|i like|i want|"
+    r"(?i)\b(?:prefer(?:red|ably|ence)?|(?:i'?d|i would|we'?d|we would|would) (?:rather|like|prefer)|"
+    r"i like|i want|we want|nicer|better|"
     r"please (?:use|write|keep|make|be)|always|plain(?:er)?|simpler|shorter|longer|concise|"
     r"terse|verbose|wordy|salesy|dry|drier|formal|informal|tone|style|wording|phrasing|"
     r"readab\w+|clearer|too (?:long|short|much|many|little|few|formal|casual|technical|"

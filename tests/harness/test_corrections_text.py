@@ -312,3 +312,57 @@ def test_lexical_similarity_collapses_paraphrases_and_keeps_different_ideas_apar
         assert sim.score(a, b) >= sim.threshold, (a, b)
     for a, b in different:
         assert sim.score(a, b) < sim.threshold, (a, b)
+
+
+# -- parsers at the trust boundary ---------------------------------------------------------------
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=5)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_json, min_size=1, max_size=3))
+def test_model_envelopes_are_valid_or_refused_never_a_crash(items: list[object]) -> None:
+    from pydantic import ValidationError
+
+    from harness.learning.distill import as_envelopes
+
+    try:
+        out = as_envelopes([i for i in items if isinstance(i, dict)])
+    except ValidationError:
+        return
+    for env in out:
+        assert "\n" not in env.lesson and 3 <= len(env.lesson) <= 240
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.binary(max_size=120) | _json.map(lambda x: __import__("json").dumps(x).encode()),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_import_lines_are_valid_or_a_located_error(lines: list[bytes]) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from harness.corrections.pipeline import CorrectionInput, Pipeline
+    from harness.errors import CorpusError
+    from harness.workspace import CorrectionsConfig
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "in.jsonl"
+        path.write_bytes(b"\n".join(x.replace(b"\n", b" ") for x in lines) + b"\n")
+        p = Pipeline.__new__(Pipeline)
+        p.settings = CorrectionsConfig(enabled=True)
+        try:
+            items = p.read_jsonl(path)
+        except CorpusError as exc:
+            assert exc.line is not None and exc.file == str(path)
+            return
+        assert all(isinstance(i, CorrectionInput) for i in items)
