@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.learning.detect import classify
 from harness.learning.distill import FallbackDistiller, Vocabulary
-from harness.learning.similar import LexicalSimilarity, Similarity
+from harness.learning.similar import EitherSimilarity, LexicalSimilarity, Similarity
 
 VOCAB = Vocabulary(
     pack="facility",
@@ -55,6 +55,26 @@ PAIRS: list[tuple[str, str, bool]] = [
     ("Prefer IEC 60601-2-44 for CT scanners.", "Prefer ASHRAE 62.1 for air handlers.", False),
     ("Mention the room of each asset.", "Keep prose concise.", False),
     ("Write dates as ISO 8601 (YYYY-MM-DD).", "Spell out abbreviations on first use.", False),
+]
+
+# written after the synonym table was last changed, and never tuned against: held out
+HELD_OUT: list[tuple[str, str, bool]] = [
+    ("Write prose in plain, factual wording.", "Drop the sales pitch; just state the facts.", True),
+    ("Keep prose concise.", "Fewer words, please; say it in two sentences.", True),
+    ("Use kW rather than BTU/h.", "Give power ratings in kilowatts.", True),
+    ("Never leave placeholder values (TBD, N/A, unknown).", "Blank or TBD cells are not OK.", True),
+    ("Write dates as ISO 8601 (YYYY-MM-DD).", "Use year-month-day dates.", True),
+    ("Prefer the active voice.", "Write in active voice, not passive.", True),
+    ("Give more detail in prose.", "Say more about each asset.", True),
+    ("Keep prose concise.", "Use kW rather than BTU/h.", False),
+    ("Write prose in plain, factual wording.", "Write dates as ISO 8601 (YYYY-MM-DD).", False),
+    ("Never leave placeholder values (TBD, N/A, unknown).", "Prefer the active voice.", False),
+    ("Give more detail in prose.", "Spell out abbreviations on first use.", False),
+    (
+        "Prefer 'Siemens Healthineers' for PET-CT scanners.",
+        "Prefer 'Canon' for CT scanners.",
+        False,
+    ),
 ]
 
 # paraphrase groups: notes people wrote meaning one thing each
@@ -161,8 +181,8 @@ def _pr(results: list[tuple[bool, bool]]) -> tuple[float, float]:
     )
 
 
-def _dedup(sim: Similarity) -> tuple[float, float]:
-    return _pr([(sim.score(a, b) >= sim.threshold, same) for a, b, same in PAIRS])
+def _dedup(sim: Similarity, pairs: list[tuple[str, str, bool]] = PAIRS) -> tuple[float, float]:
+    return _pr([(sim.score(a, b) >= sim.threshold, same) for a, b, same in pairs])
 
 
 def _collapse(quick: bool) -> dict[str, Any]:
@@ -227,11 +247,18 @@ def run(quick: bool = False) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     p, r = _dedup(LexicalSimilarity())
     figures["dedup_lexical_precision"], figures["dedup_lexical_recall"] = p, r
+    p, r = _dedup(LexicalSimilarity(), HELD_OUT)
+    figures["dedup_lexical_heldout_precision"], figures["dedup_lexical_heldout_recall"] = p, r
     if embeddings_available():
-        p, r = _dedup(embedding_similarity(0.75))
+        emb = embedding_similarity(0.75)
+        p, r = _dedup(emb)
         figures["dedup_embeddings_precision"], figures["dedup_embeddings_recall"] = p, r
+        either = EitherSimilarity(LexicalSimilarity(), embedding_similarity(0.85))
+        p, r = _dedup(either)
+        figures["dedup_auto_precision"], figures["dedup_auto_recall"] = p, r
     else:
-        figures["dedup_embeddings_precision"] = figures["dedup_embeddings_recall"] = None
+        for k in ("embeddings_precision", "embeddings_recall", "auto_precision", "auto_recall"):
+            figures[f"dedup_{k}"] = None
         figures["embeddings_unavailable"] = "install the `embeddings` extra to measure it"
     pol = [(classify(t).policy, True) for t in POLICY] + [
         (classify(t).policy, False) for t in NOT_POLICY

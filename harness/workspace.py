@@ -97,9 +97,11 @@ class CorrectionsConfig(BaseModel):
     # "auto": the [llm] model when one is configured, else the deterministic fallback
     distiller: Literal["auto", "model", "fallback"] = "auto"
     distill_budget: int = Field(default=100, ge=0, le=1_000_000)  # model calls per command
-    # dedup by meaning: "lexical" (concept tokens; measured better on distilled lessons,
-    # `python -m bench corrections`) or "embeddings" (the extra's sentence vectors)
-    similarity: Literal["lexical", "embeddings"] = "lexical"
+    # dedup by meaning: "auto" (lexical, or lexical-or-embeddings>=0.85 when the extra is
+    # installed), "lexical" (concept tokens), "embeddings" (the extra's sentence vectors);
+    # measured: `python -m bench corrections`
+    similarity: Literal["auto", "lexical", "embeddings"] = "auto"
+    either_threshold: float = Field(default=0.85, gt=0.0, le=1.0)  # the cosine "auto" adds
     lexical_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     embedding_threshold: float = Field(default=0.75, gt=0.0, le=1.0)
     min_support: int = Field(default=3, ge=1, le=1000)

@@ -14,7 +14,12 @@ from harness.errors import ConfigError, SetupError
 from harness.learning.correction_store import CorrectionStore
 from harness.learning.distill import Distiller, FallbackDistiller, Vocabulary
 from harness.learning.lessons import Advice
-from harness.learning.similar import EmbeddingSimilarity, LexicalSimilarity, Similarity
+from harness.learning.similar import (
+    EitherSimilarity,
+    EmbeddingSimilarity,
+    LexicalSimilarity,
+    Similarity,
+)
 from harness.locate import workspace_pack
 from harness.models import LessonHint
 from harness.pack import Pack
@@ -115,8 +120,11 @@ def embedding_similarity(threshold: float) -> EmbeddingSimilarity:
 
 
 def make_similarity(s: CorrectionsConfig) -> Similarity:
-    if s.similarity == "lexical":
-        return LexicalSimilarity(s.lexical_threshold)
+    lexical = LexicalSimilarity(s.lexical_threshold)
+    if s.similarity == "lexical" or (s.similarity == "auto" and not embeddings_available()):
+        return lexical
+    if s.similarity == "auto":
+        return EitherSimilarity(lexical, embedding_similarity(s.either_threshold))
     if not embeddings_available():
         raise ConfigError(
             '[learning.corrections] similarity = "embeddings" needs the `embeddings` extra',

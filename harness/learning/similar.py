@@ -12,7 +12,8 @@ collapse, "Keep prose concise." must not collapse into either.
 * `EmbeddingSimilarity` (the `embeddings` extra, `similarity = "embeddings"`): the cosine of
   all-MiniLM-L6-v2 sentence vectors, threshold 0.75. Measured on the bench's labelled pairs
   it does not separate paraphrases of short style lessons from different lessons (paraphrases
-  scored 0.27-0.74, different lessons up to 0.75), so lexical is the default.
+  scored 0.27-0.74, different lessons up to 0.75), so `auto` (the default) is lexical, or lexical *or* a cosine >= 0.85
+  (`EitherSimilarity`) when the extra is installed.
 
 `python -m bench corrections --json` measures both on a labelled set of paraphrase and
 non-paraphrase pairs (precision and recall of "same meaning").
@@ -24,7 +25,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
-__all__ = ["EmbeddingSimilarity", "LexicalSimilarity", "Similarity", "concepts"]
+__all__ = [
+    "EitherSimilarity",
+    "EmbeddingSimilarity",
+    "LexicalSimilarity",
+    "Similarity",
+    "concepts",
+]
 
 
 def _w(words: str) -> list[str]:
@@ -141,3 +148,31 @@ class EmbeddingSimilarity:
         sims: Any = vecs[1:] @ vecs[0]
         i = int(sims.argmax())
         return (i, float(sims[i]))
+
+
+class EitherSimilarity:
+    """Same when the lexical similarity says so or the embeddings are very sure (cosine >=
+    their threshold, 0.85 by default here): the `auto` choice when the extra is installed —
+    embeddings can only add merges the lexical table missed, at a threshold no pair of
+    different lessons reached in the bench."""
+
+    name = "lexical+embeddings"
+    threshold = 1.0  # scores are normalised: 1.0 means "same"
+
+    def __init__(self, lexical: LexicalSimilarity, embeddings: EmbeddingSimilarity) -> None:
+        self.lexical = lexical
+        self.embeddings = embeddings
+
+    def score(self, a: str, b: str) -> float:
+        return self.best(a, [b])[1]
+
+    def best(self, text: str, others: Sequence[str]) -> tuple[int, float]:
+        if not others:
+            return (-1, 0.0)
+        i, lex = self.lexical.best(text, others)
+        if lex >= self.lexical.threshold:
+            return (i, 1.0)
+        j, cos = self.embeddings.best(text, others)
+        if cos >= self.embeddings.threshold:
+            return (j, 1.0)
+        return (i, min(lex / self.lexical.threshold, cos / self.embeddings.threshold) * 0.99)
