@@ -36,6 +36,17 @@ _HARD_CONNECTORS = frozenset(
     {"and", "or", "the", "a", "an", "with", "of", "nor", "than", "versus", "plus"}
 )
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"))
+# a last line "Label: value" is a complete ending ("Next review: Q3", "Standard: NFPA 70")
+# (a label of at most four words; a short value that is not itself sentences)
+_LABEL_LINE = re.compile(
+    r"^\s*(?:[-*•]\s+)?[^\W\d_][\w/()&'-]*(?:[ \t]+[\w/()&'-]+){0,3}:[ \t]+"
+    r"(?![^\n]*[.!?;]\s)[^\s:][^\n]{0,60}$"
+)
+# a period after words that need what follows ("... replaced every.", "... e.g.")
+_DANGLING = re.compile(
+    r"(?<![\w.])(every|e\.\s?g\.?|i\.\s?e\.?|per|such as|including|like|namely|viz\.?)\s*[.:]$",
+    re.IGNORECASE,
+)
 _LAST_TOKEN = re.compile(r"[^\W_]+(?=[\W_]*$)")
 _TAIL_LINES = 200  # lists and tables are judged on the last lines only (bounded work)
 
@@ -105,8 +116,8 @@ def _list_rule(lines: list[str]) -> tuple[str | None, bool]:
     last = items[-1]
     if not last:
         return "the list ends with an empty item", False
-    if len(items) == 1:
-        return None, False
+    if len(items) == 1:  # one item, after its heading ("Follow-up:\n- replace the belt")
+        return None, last[-1] not in ",;:"
     punctuated = [it[-1] in ".;,!?" for it in items[:-1] if it]
     if all(punctuated) and last[-1] not in ".!?":
         return "the list's last item lacks the punctuation the other items have", False
@@ -131,8 +142,14 @@ def truncation_rules(prose: str) -> list[str]:
         fired.append("ends with a colon: what it announces never follows")
     elif _may_end_at_marker(text) and _EMPTY_MARKER.search(text, at):
         fired.append("ends at a list marker with no item")
-    elif not _TERMINAL.search(text, at) and not (table_ok or list_ok) and not fired:
+    elif not _TERMINAL.search(text, at) and not (table_ok or list_ok) and not fired \
+            and not _LABEL_LINE.match(lines[-1]):
         fired.append("no terminal punctuation (. ! ?)")
+    if lines[-1].lstrip().startswith("#"):
+        fired.append("ends with a heading: its section never follows")
+    dangling = _DANGLING.search(text, at)
+    if dangling is not None:
+        fired.append(f"ends with {dangling.group(1)!r}: what it introduces never follows")
     last = _last_token(text).lower()
     if last in CONNECTORS and (text[-1].isalnum() or last in _HARD_CONNECTORS):
         fired.append(f"ends with the connector word {last!r}")

@@ -1061,7 +1061,6 @@ def add_unknown(ctx: Ctx) -> None:
 
 
 TRUNC_HEADINGS = (
-    "\n\nNext review: Q3",
     "\n\nOpen actions",
     "\n\n## Maintenance",
     "\n\nNotes:",
@@ -1073,7 +1072,8 @@ def truncate(ctx: Ctx) -> int:
     """Cut the text (mid-sentence at a word, or end on a dangling heading); returns the cut."""
     rng, w = ctx.rng, ctx.w
     text = w.text.rstrip()
-    if rng.random() < 0.3 and text[-1] in ".!?":
+    r = rng.random()
+    if r < 0.3 and text[-1] in ".!?":
         head = rng.choice(TRUNC_HEADINGS)
         w.parts, w.pos = [text + head], len(text + head)
         return len(text + head)
@@ -1084,8 +1084,22 @@ def truncate(ctx: Ctx) -> int:
         if text[i] == " " and text[i - 1].isalnum() and text[i + 1].isalnum()
     ]
     cut = rng.choice(spaces)
+    if r > 0.8:  # cut, then closed with a period as if complete: "... replaced every."
+        tail = rng.choice((" every.", ", e.g.", ", i.e.", " per."))
+        w.parts, w.pos = [text[:cut] + tail], cut + len(tail)
+        return cut
     w.parts, w.pos = [text[:cut]], cut
     return cut
+
+
+# complete endings that are no sentence: a label line, a one-item list
+CLEAN_ENDINGS = (
+    "\n\nNext review: Q3",
+    "\n\nOwner: estates team",
+    "\n\nLast checked: March 2026",
+    "\n\nFollow-up:\n- replace the worn drive belt",
+    "\n\nAction:\n* none outstanding",
+)
 
 
 def length_band() -> tuple[float, float]:
@@ -1205,6 +1219,10 @@ def build(seed: int, count: int) -> list[dict[str, object]]:
         if flaw == "truncated" or (flaw == "mixed" and i % 4 == 1):
             cut = truncate(ctx)
             truncated = True
+        elif random.Random(sub + 3).random() < 0.15:
+            end = random.Random(sub + 4).choice(CLEAN_ENDINGS)
+            ctx.w.parts, ctx.w.pos = [text + end], len(text + end)
+            cut = len(text + end)
         prose = ctx.w.text
         findings = _labels(ctx, prose, keys, cut, truncated, band)
         aid = f"nat-{i + 1:03d}"

@@ -24,7 +24,7 @@ FLOORS: dict[str, tuple[float, float]] = {
     "prose.missing_entity": (0.95, 0.95),
     "prose.value_mismatch": (0.95, 0.90),
     "prose.length": (1.0, 1.0),
-    "prose.truncated": (0.82, 1.0),
+    "prose.truncated": (0.95, 0.95),
 }
 
 

@@ -269,3 +269,33 @@ def test_facts_of_a_row_reached_through_a_foreign_key(gate: ProseGate) -> None:
     ]
     assert mismatches(gate, "EQ-001 sits on basement level 1.") == []
     assert mismatches(gate, "EQ-001 sits on floor 3.") == ["floor 3"]
+
+
+# -- truncation ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "Filters are replaced every.",
+        "Several assets are shared, e.g.",
+        "The plant is listed below.\n\n## Maintenance",
+    ],
+)
+def test_cut_endings_closed_with_a_period_or_a_heading_are_truncated(
+    gate: ProseGate, ending: str
+) -> None:
+    assert "prose.truncated" in [c for c, _ in found(gate, BASE + " " + ending)]
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "\n\nNext review: Q3",
+        "\n\nFollow-up:\n- replace the worn drive belt",
+        "\n\nAsset: EQ-001\nType: AHU\nRating: 60 kW\nStandard: ASHRAE 170",
+        " Consumables are stocked on site: belts, lamps, fuses, etc.",
+    ],
+)
+def test_complete_endings_that_are_no_sentence_pass(gate: ProseGate, ending: str) -> None:
+    assert "prose.truncated" not in [c for c, _ in found(gate, BASE + ending)]
