@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -38,6 +40,7 @@ __all__ = [
 
 # run ids are artifact ids with a `.rN` suffix; both become file names only through this
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,139}$")
+REPORT_TIMEOUT_S = 600
 _CELL_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,127}$")
 
 
@@ -305,8 +308,28 @@ def _pack_path(ws: Workspace) -> Path:
 
 
 def report(ws: Workspace) -> dict[str, Any]:
-    """`membrane report`'s data: every gate audits the inputs and the committed corpus
-    (loads the pack and its engines once per ledger change; seconds, not milliseconds)."""
+    """`membrane report`'s data, computed in a process of its own (`python -m
+    harness.serve.report_job WS`): the gates load the pack's ontology, a JVM (HermiT) and
+    process-global engines, none of which the server should hold or share between request
+    threads. Seconds, once per ledger change (`Cached`)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.serve.report_job", str(ws.root)],
+        capture_output=True,
+        timeout=REPORT_TIMEOUT_S,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        raise ApiError(
+            409, "report.failed", "the report could not be computed: " + " / ".join(tail)
+        )
+    data: dict[str, Any] = orjson.loads(proc.stdout)
+    return data
+
+
+def compute_report(ws: Workspace) -> dict[str, Any]:
+    """`membrane report`'s data: every gate audits the inputs and the committed corpus.
+    Runs in `report_job`'s own process (see `report`)."""
     from effectors.registry import GateContext, build_gate
     from harness.api import learn_report_data
     from harness.pack import load_pack
