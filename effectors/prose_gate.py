@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from effectors.prose.aggregate import AggregateChecker, AggregateMismatch
 from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
 from effectors.prose.length import LengthBand, word_count
@@ -76,6 +77,7 @@ class ProseGate:
         self.heads = Heads({ind: pools.label(ind) for ind in pools.individuals})
         self.resolve = CachedResolver(pools)
         self.claims = ClaimChecker(pack, pools, self.resolve)
+        self.aggregates = AggregateChecker(pack)
         self.band = length_band(pack)
         self.entailment: Entailment | None = None
         self.notes: tuple[str, ...] = ()
@@ -131,6 +133,11 @@ class ProseGate:
         judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
         skipped = tuple(f"not checked (ambiguous subject): {t!r}" for t in self.claims.skipped)
         critiques += [self._mismatch(prose, m, skipped) for m in mismatches]
+        trigger = self.aggregates.trigger
+        if trigger is not None and trigger.search(prose) is not None:
+            anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
+            critiques += [self._aggregate(prose, m) for m in self.aggregates.check(
+                artifact, prose, sentences, anchors, index.lookup)]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))
@@ -219,6 +226,18 @@ class ProseGate:
             ),
             fix_hint=f"state the {c.column.replace('_', ' ')} the {c.table} table holds",
             message=f"the prose says {c.text!r}, but {c.table}.{c.column} holds {held}",
+        )
+
+    def _aggregate(self, prose: str, m: AggregateMismatch) -> Critique:
+        return Critique(
+            code="prose.value_mismatch",
+            gate=self.name,
+            location=Location(table=m.table, column=m.column, span=m.span),
+            observed=m.text,
+            expected=m.held,
+            evidence=(prose[m.sentence[0] : m.sentence[1]].strip(), *m.rows),
+            fix_hint=f"state what the {m.table} table holds ({m.kind} over its rows)",
+            message=f"the prose says {m.text!r}, but the {m.table} rows hold {m.held}",
         )
 
     def _length(self, words: int) -> Critique:

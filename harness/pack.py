@@ -158,6 +158,31 @@ class ProseRelation(_Strict):
     through: list[str] = Field(default_factory=list)  # as for quantities
 
 
+class ProseAggregate(_Strict):
+    """A claim about several rows (`[[prose.aggregates]]`; see `effectors.prose.aggregate`):
+    `count` of `table`'s rows ("five assets": `nouns`), `sum` or `range` of a quantity
+    `column` ("together ... 350 kW"), `compare` of two rows' `column` ("more power than")."""
+
+    kind: Literal["count", "sum", "range", "compare"]
+    table: str | None = None  # count: whose rows
+    column: str | None = None  # sum, range, compare: "table.column", a [[prose.quantities]] one
+    nouns: list[str] = Field(default_factory=list)  # count: what the rows are called
+    cues: list[str] = Field(default_factory=list)  # words that make a sentence about all rows
+    more: list[str] = Field(default_factory=list)  # compare: "more power than"
+    less: list[str] = Field(default_factory=list)  # compare: "less power than"
+
+    @model_validator(mode="after")
+    def _complete(self) -> ProseAggregate:
+        need = {"count": ("table", "nouns", "cues"), "sum": ("column", "cues"),
+                "range": ("column", "cues"), "compare": ("column",)}[self.kind]
+        missing = [f for f in need if not getattr(self, f)]
+        if self.kind == "compare" and not (self.more or self.less):
+            missing.append("more or less")
+        if missing:
+            raise ValueError(f"aggregate {self.kind!r} needs {', '.join(missing)}")
+        return self
+
+
 class ProseSettings(_Strict):
     enabled: bool = True
     # "table.column" whose values are the entity keys the prose must talk about
@@ -169,6 +194,7 @@ class ProseSettings(_Strict):
     relations: list[ProseRelation] = Field(default_factory=list)
     # short word -> the word of a label it abbreviates ("Std" = "Standard"): mentions only
     abbreviations: dict[str, str] = Field(default_factory=dict)
+    aggregates: list[ProseAggregate] = Field(default_factory=list)
     entailment: Literal["auto", "off"] = "auto"  # "auto": on when the embeddings extra is there
     entailment_threshold: float = Field(default=0.35, ge=-1.0, le=1.0)  # min cosine to a fact
 
@@ -272,6 +298,16 @@ class PackConfig(_Strict):
                         f"prose.{field} names {ref!r}, which is not a bound "
                         f"{' or '.join(kinds[field])} column"
                     )
+        units = {q.column for q in self.prose.quantities if q.units}
+        for a in self.prose.aggregates:
+            ref = a.column or f"{a.table}."
+            table, _, column = ref.partition(".")
+            ok = table in self.tables and (
+                not column or (column in self.tables[table].columns
+                               and (a.kind == "compare" or ref in units)))
+            if not ok:
+                raise ValueError(f"prose.aggregates: {ref.rstrip('.')!r} is not a bound table "
+                                 "or a [[prose.quantities]] column with units")
         joined: list[ProseQuantity | ProseRelation] = [*self.prose.quantities,
                                                         *self.prose.relations]
         for src in joined:

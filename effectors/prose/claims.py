@@ -231,6 +231,10 @@ class ClaimChecker:
         return [_KeyMention(k, s, e) for s, e, k, _ in
                 self._key_anchors(self.index(artifact).key_values, prose)]
 
+    def key_anchors(self, index: ArtifactIndex, prose: str) -> list[Anchor]:
+        """(start, end, key, True) for each row key of the artifact the prose cites."""
+        return self._key_anchors(index.key_values, prose)
+
     def _key_anchors(self, keys: set[str], prose: str) -> list[tuple[int, int, str, bool]]:
         """(start, end, key, True) for each occurrence of one of `keys` in `prose`."""
         if not keys:

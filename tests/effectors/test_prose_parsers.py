@@ -101,6 +101,7 @@ def test_a_range_reads_both_ends() -> None:
 def _config(**quantity: Any) -> dict[str, Any]:
     raw = tomllib.loads((FACILITY / "pack.toml").read_text(encoding="utf-8"))
     raw["prose"]["quantities"] = [{"column": "rooms.floor", **quantity}]
+    raw["prose"]["aggregates"] = []  # they name the quantities this replaces
     return raw
 
 
@@ -147,3 +148,43 @@ def test_through_names_an_id_column_of_another_table() -> None:
     for bad in (["equipment.rated_power_kw"], ["rooms.room_id"], ["nowhere.x"]):
         with pytest.raises(ValidationError, match="through"):
             PackConfig.model_validate(_config(prefixes=["floor"], through=bad))
+
+
+_AGGREGATE = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["count", "sum", "range", "compare", "median"])},
+    optional={
+        "table": st.sampled_from(["equipment", "rooms", "nowhere"]),
+        "column": st.sampled_from(
+            [
+                "equipment.rated_power_kw",
+                "rooms.floor",
+                "maintenance.interval_months",
+                "equipment.x",
+                "nowhere.y",
+            ]
+        ),
+        "nouns": st.lists(st.text(max_size=10), max_size=2),
+        "cues": st.lists(st.text(max_size=10), max_size=2),
+        "more": st.lists(st.text(max_size=10), max_size=2),
+        "less": st.lists(st.text(max_size=10), max_size=2),
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_AGGREGATE)
+def test_prose_aggregates_validate_or_fail_cleanly(aggregate: dict[str, Any]) -> None:
+    raw = tomllib.loads((FACILITY / "pack.toml").read_text(encoding="utf-8"))
+    raw["prose"]["aggregates"] = [aggregate]
+    try:
+        config = PackConfig.model_validate(raw)
+    except ValidationError:
+        return
+    (a,) = config.prose.aggregates
+    if a.kind == "count":
+        assert a.table in config.tables and a.nouns and a.cues
+    else:
+        table, _, column = str(a.column).partition(".")
+        assert column in config.tables[table].columns
+        if a.kind in ("sum", "range"):  # the column's units come from its quantity
+            assert any(q.column == a.column and q.units for q in config.prose.quantities)

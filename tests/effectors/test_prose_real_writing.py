@@ -299,3 +299,34 @@ def test_cut_endings_closed_with_a_period_or_a_heading_are_truncated(
 )
 def test_complete_endings_that_are_no_sentence_pass(gate: ProseGate, ending: str) -> None:
     assert "prose.truncated" not in [c for c, _ in found(gate, BASE + ending)]
+
+
+# -- aggregate claims ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "wrong"),
+    [
+        ("The register holds three assets in two rooms.", []),
+        ("The register holds five assets in two rooms.", ["five assets"]),
+        ("The register holds 3 assets in four rooms.", ["four rooms"]),
+        ("Two assets sit in the plant room.", []),  # a part, not the register: not judged
+        ("Together they draw 480.3 kW.", []),
+        ("Together they draw 600 kW.", ["600 kW"]),
+        ("EQ-001 and EQ-003 together draw 60.3 kW.", []),
+        ("EQ-001 and EQ-003 together draw 90 kW.", ["90 kW"]),
+        ("Maintenance intervals run from 6 to 12 months.", []),
+        ("Maintenance intervals run from 3 to 24 months.", ["24 months"]),
+        ("EQ-002 draws more power than EQ-001.", []),
+        ("EQ-001 draws more power than EQ-002.", ["more power than"]),
+        ("The AHU draws less power than the water-cooled chiller.", []),
+    ],
+)
+def test_aggregate_claims_declared_by_the_pack(
+    gate: ProseGate, sentence: str, wrong: list[str]
+) -> None:
+    (v,) = gate.judge([artifact(BASE + " " + sentence)])
+    found = [c for c in v.critiques if c.code == "prose.value_mismatch"]
+    assert [c.observed for c in found] == wrong
+    for c in found:  # the evidence names the rows (or what they hold)
+        assert c.expected and c.evidence[0] == sentence

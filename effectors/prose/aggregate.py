@@ -1,0 +1,303 @@
+"""Claims about several rows at once, as a pack declares them (`[[prose.aggregates]]`).
+
+* `count`: "the register holds five assets": a number before one of `nouns` is the number
+  of rows of `table`. Judged only in a sentence with one of `cues` ("register", "in
+  total") and no row key or entity named (then it may be a part: "two assets sit in R-101").
+* `sum`: "together they draw 350 kW": a quantity of `column` in a sentence with one of
+  `cues` ("together", "in total") is the sum over the rows the sentence names by key, or
+  over all rows when it names none (a sentence naming rows only by entity is skipped).
+* `range`: "intervals run from 3 to 12 months": a range of `column` ("from A to B", "between
+  A and B", "A-B" and a unit of the column) in a sentence with one of `cues` and no row named
+  is the least and the greatest value of the column.
+* `compare`: "EQ-001 draws more power than EQ-002": one of `more` / `less` between two names
+  of one row each (keys or entities); the first row's `column` must be greater / smaller.
+
+A mismatch is a `prose.value_mismatch` whose evidence names the rows and their values.
+Numbers may be words ("five assets"); units are the column's `[[prose.quantities]]` units.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from effectors.prose.matcher import Anchor
+from effectors.prose.quantity import Reading, numeric_view, qualifier
+from effectors.prose.text import Sentences
+from harness.models import Artifact, Cell
+from harness.pack import Pack, ProseAggregate
+
+__all__ = ["AggregateChecker", "AggregateMismatch"]
+
+_NUM = r"(-?\d+(?:,\d{3})*(?:\.\d+)?)"
+_COUNT = re.compile(r"(?<![\w.])(\d+)\s+$")
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateMismatch:
+    kind: str
+    table: str
+    column: str | None
+    span: tuple[int, int]
+    text: str
+    sentence: tuple[int, int]
+    held: str  # what the rows hold, in words
+    rows: tuple[str, ...]  # the rows' evidence lines
+
+
+def _words(phrases: Sequence[str]) -> str:
+    items = sorted({p.strip() for p in phrases if p.strip()}, key=lambda p: (-len(p), p))
+    return "|".join(r"\s+".join(map(re.escape, p.split())) for p in items)
+
+
+def _number(value: Cell) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+class _Rule:
+    def __init__(self, a: ProseAggregate, units: dict[str, float], tolerance: float) -> None:
+        self.kind = a.kind
+        self.table, _, self.column = (a.column or f"{a.table}.").partition(".")
+        self.units = units
+        self.tolerance = tolerance
+        self.cues = re.compile(rf"\b(?:{_words(a.cues)})\b", re.IGNORECASE) if a.cues else None
+        self.nouns = re.compile(rf"\b(?:{_words(a.nouns)})\b", re.IGNORECASE) if a.nouns else None
+        self.more = re.compile(rf"\b(?:{_words(a.more)})\b", re.IGNORECASE) if a.more else None
+        self.less = re.compile(rf"\b(?:{_words(a.less)})\b", re.IGNORECASE) if a.less else None
+        unit_words = _words(list(units))
+        self.quantity = (
+            re.compile(rf"(?<![\w.]){_NUM}[ \u00a0-]?({unit_words})(?!\w)", re.IGNORECASE)
+            if units
+            else None
+        )
+
+    def factor(self, unit: str) -> float | None:
+        for declared, f in self.units.items():
+            if declared == unit or (
+                declared.casefold() == unit.casefold()
+                and (declared[0] == unit[0] or declared[0].islower())
+            ):
+                return f
+        return None
+
+
+class AggregateChecker:
+    """The pack's aggregate claims; `check` judges one artifact."""
+
+    def __init__(self, pack: Pack) -> None:
+        settings = pack.config.prose
+        self.pack = pack
+        units: dict[str, dict[str, float]] = {}
+        tolerance: dict[str, float] = {}
+        for q in settings.quantities:
+            units.setdefault(q.column, {}).update(q.units)
+            tolerance[q.column] = (
+                q.tolerance if q.tolerance is not None else settings.value_tolerance
+            )
+        self.rules = [
+            _Rule(
+                a,
+                units.get(a.column or "", {}),
+                tolerance.get(a.column or "", settings.value_tolerance),
+            )
+            for a in settings.aggregates
+        ]
+        triggers = (
+            [r.cues.pattern for r in self.rules if r.cues]
+            + [r.more.pattern for r in self.rules if r.more]
+            + [r.less.pattern for r in self.rules if r.less]
+        )
+        self.trigger = re.compile("|".join(triggers), re.IGNORECASE) if triggers else None
+
+    def check(
+        self,
+        artifact: Artifact,
+        prose: str,
+        sentences: Sentences,
+        anchors: Sequence[Anchor],
+        rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
+    ) -> list[AggregateMismatch]:
+        """The aggregate claims of the prose that the rows do not hold. `anchors`: the
+        mentions and row keys, sorted; `rows_of`: per table, the rows each entity / key
+        names (bit masks)."""
+        if self.trigger is None or self.trigger.search(prose) is None:
+            return []
+        out: list[AggregateMismatch] = []
+        for lo, hi in sentences.spans or [(0, len(prose))]:
+            named = [a for a in anchors if lo <= a[0] < hi]
+            for rule in self.rules:
+                if rule.kind == "compare":
+                    out += self._compare(artifact, prose, rule, (lo, hi), named, rows_of)
+                elif rule.cues is not None and rule.cues.search(prose, lo, hi):
+                    out += self._whole(artifact, prose, rule, (lo, hi), named, rows_of)
+        return out
+
+    # -- kinds -------------------------------------------------------------------------
+
+    def _whole(
+        self,
+        artifact: Artifact,
+        prose: str,
+        rule: _Rule,
+        sentence: tuple[int, int],
+        named: list[Anchor],
+        rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
+    ) -> list[AggregateMismatch]:
+        rows = artifact.tables.get(rule.table, [])
+        if rule.kind == "count":
+            return [] if named else self._count(prose, rule, sentence, len(rows))
+        if rule.quantity is None:
+            return []
+        ents, keyed = rows_of.get(rule.table, ({}, {}))
+        picked = 0
+        for a in named:
+            if a[3] and (found := keyed.get(a[2], 0)):
+                picked |= found
+            elif not a[3] and ents.get(a[2], 0):
+                return []  # rows named by entity only: which ones?
+        idx = [i for i in range(len(rows)) if picked >> i & 1] if picked else list(range(len(rows)))
+        values = [v for i in idx if (v := _number(rows[i].get(rule.column))) is not None]
+        if not values or (rule.kind == "range" and picked):
+            return []
+        out = []
+        for m in rule.quantity.finditer(prose, *sentence):
+            factor = rule.factor(m.group(2))
+            if factor is None:
+                continue
+            value = float(m.group(1).replace(",", "")) * factor
+            if rule.kind == "sum":
+                held = (
+                    None
+                    if Reading(value, value).holds(sum(values), rule.tolerance)
+                    else f"sum {_fmt(sum(values))}"
+                )
+            else:
+                held = self._range(prose, rule, m.start(), sentence[0], value, factor, values)
+            if held is not None:
+                lines = self._lines(rule, rows, idx) if rule.kind == "sum" else []
+                out.append(self._mismatch(rule, prose, m.span(), sentence, held, lines))
+        return out
+
+    def _count(
+        self, prose: str, rule: _Rule, sentence: tuple[int, int], count: int
+    ) -> list[AggregateMismatch]:
+        """ "five assets" where the table has another number of rows."""
+        if rule.nouns is None:
+            return []
+        lo, hi = sentence
+        view, moved = numeric_view(prose[lo:hi])
+        out = []
+        for m in rule.nouns.finditer(view):
+            n = _COUNT.search(view, max(0, m.start() - 12), m.start())
+            if n is not None and int(n.group(1)) != count:
+                start = lo + moved.get(n.start(1), n.start(1))
+                out.append(
+                    self._mismatch(
+                        rule, prose, (start, lo + m.end()), sentence, f"{count} rows", []
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _range(
+        prose: str, rule: _Rule, at: int, lo: int, value: float, factor: float, values: list[float]
+    ) -> str | None:
+        """What the rows hold when "from A to B <unit>" at `at` is not their least and
+        greatest value (None: it is, or it is no range)."""
+        reading = qualifier(prose[max(lo, at - 60) : at], value, factor)
+        if (
+            reading is None
+            or reading.low == reading.high
+            or math.isinf(reading.low)
+            or math.isinf(reading.high)
+        ):
+            return None
+        low, high = min(values), max(values)
+        if Reading(reading.low, reading.low).holds(low, rule.tolerance) and Reading(
+            reading.high, reading.high
+        ).holds(high, rule.tolerance):
+            return None
+        return f"{_fmt(low)} to {_fmt(high)}"
+
+    def _compare(
+        self,
+        artifact: Artifact,
+        prose: str,
+        rule: _Rule,
+        sentence: tuple[int, int],
+        named: list[Anchor],
+        rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
+    ) -> list[AggregateMismatch]:
+        lo, hi = sentence
+        ents, keyed = rows_of.get(rule.table, ({}, {}))
+        rows = artifact.tables.get(rule.table, [])
+        out = []
+        for regex, sign in ((rule.more, 1), (rule.less, -1)):
+            if regex is None:
+                continue
+            for m in regex.finditer(prose, lo, hi):
+                before = [a for a in named if a[1] <= m.start()]
+                after = [a for a in named if a[0] >= m.end()]
+                if not before or not after or len(prose[m.end() : after[0][0]].split()) > 2:
+                    continue
+                a, b = before[-1], after[0]
+                ra = (keyed if a[3] else ents).get(a[2], 0)
+                rb = (keyed if b[3] else ents).get(b[2], 0)
+                if not ra or not rb or ra & (ra - 1) or rb & (rb - 1) or ra == rb:
+                    continue  # each side must name one row
+                ia, ib = ra.bit_length() - 1, rb.bit_length() - 1
+                va, vb = _number(rows[ia].get(rule.column)), _number(rows[ib].get(rule.column))
+                if va is None or vb is None or va == vb:
+                    continue
+                if (va - vb) * sign < 0:
+                    out.append(
+                        self._mismatch(
+                            rule,
+                            prose,
+                            m.span(),
+                            sentence,
+                            f"{_fmt(va)} vs {_fmt(vb)}",
+                            self._lines(rule, rows, [ia, ib]),
+                        )
+                    )
+        return out
+
+    # -- evidence ----------------------------------------------------------------------
+
+    def _lines(self, rule: _Rule, rows: list[dict[str, Cell]], idx: list[int]) -> list[str]:
+        return [
+            f"{rule.table}[{i}].{rule.column} = {rows[i].get(rule.column)} "
+            f"({self.pack.row_key(rule.table, dict(rows[i]))})"
+            for i in idx[:10]
+        ]
+
+    def _mismatch(
+        self,
+        rule: _Rule,
+        prose: str,
+        span: tuple[int, int],
+        sentence: tuple[int, int],
+        held: str,
+        rows: list[str],
+    ) -> AggregateMismatch:
+        return AggregateMismatch(
+            rule.kind,
+            rule.table,
+            rule.column or None,
+            span,
+            prose[span[0] : span[1]],
+            sentence,
+            held,
+            tuple(rows),
+        )
