@@ -628,11 +628,11 @@ def review_approve(
 
 
 def review_reject(
-    root: Path, run_id: str, reason: str, clock: Callable[[], str] = utc_now
+    root: Path, run_id: str, reason: str, clock: Callable[[], str] = utc_now, note: str = ""
 ) -> dict[str, Any]:
-    """`membrane review reject RUN --reason TEXT`: nothing is published."""
+    """`membrane review reject RUN --reason TEXT [--note TEXT]`: nothing is published."""
     with _writing(root) as (ws, ledger):
-        reason = _review_note(ws, ledger, run_id, reason, clock)
+        reason = _review_note(ws, ledger, run_id, f"{reason}\n{note}" if note else reason, clock)
         review.reject(ws, ledger, run_id, by=_reviewer(), reason=reason, clock=clock)
         at = clock()
         learn_report.run_cycle(ws, ledger, at)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +182,12 @@ def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     rj.add_argument("run")
     rj.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the log)")
+    rj.add_argument(
+        "--note",
+        default="",
+        metavar="TEXT",
+        help="a correction for the proposer (captured with the reason when corrections are on)",
+    )
     c = _command(
         sub,
         common,
@@ -196,34 +202,8 @@ def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="membrane",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-        description="A gated refinement loop: the agent proposes; the membrane disposes.",
-    )
-    p.add_argument("--version", action="version", version=f"membrane {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--workspace",
-        "-w",
-        metavar="DIR",
-        help="workspace folder (default: $MEMBRANE_WORKSPACE, else the current folder)",
-    )
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def cmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        return _command(sub, common, name, help_, example)
-
-    c = cmd(
-        "init",
-        "create a workspace (folders and membrane.toml)",
-        "membrane init --pack packs/facility",
-    )
-    c.add_argument("--pack", metavar="DIR", help="pack folder to record in membrane.toml")
-
+def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
+    """`refine` and `batch`: the same run options; batch adds its own."""
     for name, what, ex in (
         (
             "refine",
@@ -275,6 +255,37 @@ def _parser() -> argparse.ArgumentParser:
             )
             c.add_argument("--no-report", action="store_true", help="skip the before/after table")
             c.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="membrane",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description="A gated refinement loop: the agent proposes; the membrane disposes.",
+    )
+    p.add_argument("--version", action="version", version=f"membrane {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="workspace folder (default: $MEMBRANE_WORKSPACE, else the current folder)",
+    )
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def cmd(name: str, help_: str, example: str) -> argparse.ArgumentParser:
+        return _command(sub, common, name, help_, example)
+
+    c = cmd(
+        "init",
+        "create a workspace (folders and membrane.toml)",
+        "membrane init --pack packs/facility",
+    )
+    c.add_argument("--pack", metavar="DIR", help="pack folder to record in membrane.toml")
+
+    _run_commands(cmd)
 
     c = cmd("report", "single-shot baseline vs refined corpus", "membrane report --json")
     c.add_argument("--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)")

@@ -4,6 +4,7 @@ server stack, FastAPI and uvicorn, and only when `serve` runs)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import sys
 from pathlib import Path
@@ -88,9 +89,7 @@ def run_serve(args: argparse.Namespace, root: Path) -> int:
     server = uvicorn.Server(
         uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     )
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn shut down, then passes Ctrl-C on
         server.run()
-    except KeyboardInterrupt:  # uvicorn shut down cleanly, then passes Ctrl-C on
-        pass
     sys.stderr.write("membrane serve: stopped\n")
     return EXIT_OK

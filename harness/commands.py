@@ -57,20 +57,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
         return run_corrections(args, root)
     if args.command == "learn":
-        if args.learn_command == "report":
-            return _learn_report(args, root)
-        if args.learn_command == "relax":
-            return _learn_relax(args, root)
-        if args.learn_command == "lessons":
-            return _learn_lessons(args, root)
-        if args.learn_command == "pending":
-            args.status = "pending"
-            return _learn_lessons(args, root)
-        if args.learn_command == "accept":
-            return _learn_decided(api.learn_accept(root, args.key, args.note, args.pack), args)
-        if args.learn_command == "decline":
-            return _learn_decided(api.learn_decline(root, args.key, args.reason), args)
-        return _learn(args, root)
+        return _learn_dispatch(args, root)
     if args.command == "review":
         return {
             "list": _review_list,
@@ -87,6 +74,23 @@ def dispatch(args: argparse.Namespace) -> int:
         "recover": _recover,
         "export": _export,
     }[args.command](args, root)
+
+
+def _learn_dispatch(args: argparse.Namespace, root: Path) -> int:
+    sub = args.learn_command
+    if sub == "pending":
+        args.status = "pending"
+        return _learn_lessons(args, root)
+    if sub == "accept":
+        return _learn_decided(api.learn_accept(root, args.key, args.note, args.pack), args)
+    if sub == "decline":
+        return _learn_decided(api.learn_decline(root, args.key, args.reason), args)
+    handlers: dict[str | None, Callable[[argparse.Namespace, Path], int]] = {
+        "report": _learn_report,
+        "relax": _learn_relax,
+        "lessons": _learn_lessons,
+    }
+    return handlers.get(sub, _learn)(args, root)
 
 
 def _init(args: argparse.Namespace, root: Path) -> int:
@@ -538,7 +542,7 @@ def _review_approve(args: argparse.Namespace, root: Path) -> int:
 
 
 def _review_reject(args: argparse.Namespace, root: Path) -> int:
-    data = api.review_reject(root, args.run, args.reason)
+    data = api.review_reject(root, args.run, args.reason, note=args.note)
     if args.json:
         emit_json(data)
     else:
