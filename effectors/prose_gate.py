@@ -136,8 +136,8 @@ class ProseGate:
         trigger = self.aggregates.trigger
         if trigger is not None and trigger.search(prose) is not None:
             anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
-            critiques += [self._aggregate(prose, m) for m in self.aggregates.check(
-                artifact, prose, sentences, anchors, index.lookup)]
+            found = self.aggregates.check(artifact, prose, sentences, anchors, index.lookup)
+            critiques += [self._aggregate(prose, m) for m in found]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -131,11 +132,15 @@ class AggregateChecker:
         """The aggregate claims of the prose that the rows do not hold. `anchors`: the
         mentions and row keys, sorted; `rows_of`: per table, the rows each entity / key
         names (bit masks)."""
-        if self.trigger is None or self.trigger.search(prose) is None:
+        if self.trigger is None:
             return []
+        spans = sentences.spans or [(0, len(prose))]
+        hit = sorted({sentences.index(m.start()) for m in self.trigger.finditer(prose)})
         out: list[AggregateMismatch] = []
-        for lo, hi in sentences.spans or [(0, len(prose))]:
-            named = [a for a in anchors if lo <= a[0] < hi]
+        starts = [a[0] for a in anchors]
+        for si in hit:  # only the sentences with a cue or a comparison
+            lo, hi = spans[si]
+            named = list(anchors[bisect_left(starts, lo):bisect_left(starts, hi)])
             for rule in self.rules:
                 if rule.kind == "compare":
                     out += self._compare(artifact, prose, rule, (lo, hi), named, rows_of)
