@@ -347,7 +347,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     w.add_argument("artifact")
     w.add_argument("table")
-    w.add_argument("row", help="0-based row index, or the value of the row's first (key) column")
+    w.add_argument(
+        "row",
+        help="the row's key as the pack declares it (composite keys joined by '/', e.g. "
+        "T1/A), or its 0-based index",
+    )
     w.add_argument("column")
     _learning_commands(sub, common)
     add_serve_parser(sub, common)

@@ -9,8 +9,9 @@ from typing import Any
 import orjson
 
 from harness.chapters import ChapterProblem, verify_chapters
-from harness.errors import ConfigError, TraceError
+from harness.errors import ConfigError, PackError, TraceError
 from harness.ledger import CommitRow, Ledger, RunRow
+from harness.locate import workspace_pack
 from harness.scratch import Scratch
 from harness.trace.chain import VerifyResult, read_trace, verify_chain
 from harness.workspace import Workspace
@@ -18,6 +19,7 @@ from harness.workspace import Workspace
 __all__ = [
     "Provenance",
     "list_runs",
+    "row_index",
     "show_attempt",
     "show_run",
     "verify_commits",
@@ -231,23 +233,54 @@ class Provenance:
     restored: dict[str, Any] | None = None
 
 
-def _row_index(tables: dict[str, list[dict[str, Any]]], table: str, row: str) -> int:
+def row_index(
+    tables: dict[str, list[dict[str, Any]]],
+    table: str,
+    row: str,
+    key: list[str] | None = None,
+) -> int:
+    """The index of ROW in `table`: a 0-based index, or a key. With the pack's `key`
+    columns, the key is their values joined by "/" ("R1/A" for a composite key, as
+    `Pack.row_key` prints it); without a pack, the one row whose id-like value (any
+    column) equals ROW."""
     rows = tables.get(table)
     if rows is None:
         raise ConfigError(
             f"the committed artifact has no table {table!r}",
             hint=f"tables: {', '.join(sorted(tables))}",
         )
-    if row.isdigit():
+    if row.isdigit() and not _key_matches(rows, row, key):
         idx = int(row)
-    else:  # a key: the value of the row's first column
-        matches = [i for i, r in enumerate(rows) if r and str(next(iter(r.values()))) == row]
-        if not matches:
-            raise ConfigError(f"no row with key {row!r} in table {table!r}")
+    else:
+        matches = _key_matches(rows, row, key)
+        if len(matches) != 1:
+            what = f"key ({'/'.join(key)})" if key else "key"
+            raise ConfigError(
+                f"{'no' if not matches else len(matches)} row(s) with {what} {row!r} "
+                f"in table {table!r}",
+                hint="give the row's 0-based index, or its key as the pack declares it"
+                + ("" if key else " (no pack found: pass the key of a single row)"),
+            )
         idx = matches[0]
     if not 0 <= idx < len(rows):
         raise ConfigError(f"table {table!r} has {len(rows)} rows; row {idx} does not exist")
     return idx
+
+
+def _key_matches(rows: list[dict[str, Any]], row: str, key: list[str] | None) -> list[int]:
+    if key:
+        return [i for i, r in enumerate(rows) if "/".join(str(r.get(k)) for k in key) == row]
+    return [i for i, r in enumerate(rows) if any(str(v) == row for v in r.values())]
+
+
+def _pack_key(ws: Workspace, table: str) -> list[str] | None:
+    """The pack's `key` of `table`, when the workspace's pack can be found."""
+    try:
+        pack = workspace_pack(ws, ws.config())
+    except (ConfigError, PackError):
+        return None
+    binding = pack.tables.get(table)
+    return list(binding.key) if binding else None
 
 
 def _source_commit(ws: Workspace, artifact_id: str) -> tuple[CommitRow, dict[str, Any] | None]:
@@ -282,7 +315,7 @@ def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> P
     """Which attempt proposed a committed cell, which verdicts admitted it, which commit published it."""
     commit, restored = _source_commit(ws, artifact_id)
     art = orjson.loads((ws.current / "artifacts" / f"{commit.content_hash}.json").read_bytes())
-    idx = _row_index(art["tables"], table, row)
+    idx = row_index(art["tables"], table, row, _pack_key(ws, table))
     if column not in art["tables"][table][idx]:
         raise ConfigError(f"row {idx} of {table!r} has no column {column!r}")
     cell = f"{table}[{idx}].{column}"
