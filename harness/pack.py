@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,6 +27,7 @@ from harness.saferegex import compile_safe
 from rules import RULESETS
 
 __all__ = [
+    "UNIT_SYMBOLS",
     "AggregateBound",
     "Bounds",
     "ColumnBinding",
@@ -122,6 +124,24 @@ class TableBinding(_Strict):
         return self
 
 
+# units the prose matcher reads although they start with no letter or digit ("12.5%",
+# "12.5 %"); "°"-units ("°C", "°F") too. Any other such unit would match nothing.
+UNIT_SYMBOLS = ("%", "‰", "‱")
+
+
+def _unit_readable(unit: str) -> bool:
+    u = unicodedata.normalize("NFKC", unit.strip())
+    return u[:1].isalnum() or u in UNIT_SYMBOLS or (u[:1] == "°" and u[1:].isalpha())
+
+
+def _words_readable(words: list[str], what: str) -> list[str]:
+    bad = [w for w in words if not any(c.isalnum() for c in unicodedata.normalize("NFKC", w))]
+    if bad:
+        raise ValueError(f"the prose matcher cannot read {what} {bad}: they need a letter or a "
+                         "digit (it matches words)")
+    return words
+
+
 class ProseQuantity(_Strict):
     """A number with a unit the prose may state about a row of `column` ("table.column").
 
@@ -140,6 +160,29 @@ class ProseQuantity(_Strict):
     # words right before a prefix that make its number negative ("basement level 2" = -2)
     negate: list[str] = Field(default_factory=list)
     tolerance: float | None = Field(default=None, ge=0.0, le=1.0)  # else value_tolerance
+
+    @field_validator("units")
+    @classmethod
+    def _units_readable(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [u for u in v if u.strip() and not _unit_readable(u)]
+        if bad:
+            raise ValueError(
+                f"the prose matcher cannot read unit(s) {bad}: a unit starts with a letter or "
+                f"a digit, or is one of {' '.join(UNIT_SYMBOLS)} or a °-unit (°C); write it "
+                "as a word (e.g. 'percent')"
+            )
+        return v
+
+    @field_validator("prefixes")
+    @classmethod
+    def _prefixes_readable(cls, v: list[str]) -> list[str]:
+        return _words_readable(v, "prefix(es)")
+
+    @field_validator("phrases")
+    @classmethod
+    def _phrases_readable(cls, v: dict[str, float]) -> dict[str, float]:
+        _words_readable(list(v), "phrase(s)")
+        return v
 
     @model_validator(mode="after")
     def _has_a_unit(self) -> ProseQuantity:

@@ -42,6 +42,7 @@ from effectors.prose.subject import (
     subject,
 )
 from effectors.prose.text import Sentences
+from effectors.prose.units import check_words, is_symbol_unit, symbol_unit, symbol_units_regex
 from harness.models import Artifact, Cell
 from harness.pack import Pack, ProseQuantity, ProseRelation
 from harness.pools import Pools, normalize_label
@@ -132,6 +133,13 @@ class _Quantity:
                 declared[0] == unit[0] or declared[0].islower()
             ):
                 return factor
+        # as the scan reads words: "L/" is matched as "L" (punctuation is no word)
+        word = normalize_label(unit)
+        for declared, factor in self.factors.items():
+            if normalize_label(declared) == word and (
+                declared[0] == unit[0] or declared[0].islower()
+            ):
+                return factor
         return None
 
 
@@ -157,6 +165,7 @@ class ClaimChecker:
 
     def __init__(self, pack: Pack, pools: Pools, resolve: Resolve | None = None) -> None:
         settings = pack.config.prose
+        check_words(pack)  # a unit or phrase that would match nothing is a setup error
         self.pack = pack
         self.pools = pools
         self.resolve: Resolve = resolve or pools.resolve
@@ -164,25 +173,12 @@ class ClaimChecker:
         self.relations = [_Relation(r) for r in settings.relations]
         # cue words (found by the entity matcher's scan): payload -> what they may start
         self.cue_table: list[list[tuple[str, int]]] = []
-        by_phrase: dict[str, int] = {}
-
-        def add(phrase: str, entry: tuple[str, int]) -> None:
-            key = normalize_label(phrase)
-            if key and key not in by_phrase:
-                by_phrase[key] = len(self.cue_table)
-                self.cue_table.append([])
-            if key:
-                self.cue_table[by_phrase[key]].append(entry)
-
-        for k, q in enumerate(self.quantities):
-            for kind, words in (("u", q.factors), ("p", q.prefixes), ("v", q.phrases)):
-                for word in words:
-                    add(word, (kind, k))
-        for k, r in enumerate(self.relations):
-            for phrase in r.phrases:
-                add(phrase, ("r", k))
-        self.cues = CueSet(by_phrase.items()) if by_phrase else None
+        self.cues, symbols = self._cue_words()
         self._glued = _glued_units(self.quantities)
+        # symbol units are found by their own regex; their payloads follow the cue words'
+        self._symbols = {u: len(self.cue_table) + i for i, u in enumerate(symbols)}
+        self.cue_table += list(symbols.values())
+        self._symbol_re = symbol_units_regex(list(symbols))
         # (table, column) -> how a claim on it is judged
         self.judges: dict[tuple[str, str], tuple[str, _Quantity | None, str | None]] = {}
         for q in self.quantities:
@@ -220,9 +216,35 @@ class ClaimChecker:
         self.skipped: list[str] = []  # the claims the last `check` skipped as ambiguous
         self._parsed: dict[tuple[str, float], float] = {}
 
+    def _cue_words(self) -> tuple[CueSet | None, dict[str, list[tuple[str, int]]]]:
+        """Fill `cue_table`; the cue words' set, and the symbol units ("%", "°C": no word
+        to scan for) -> what they may start."""
+        by_phrase: dict[str, int] = {}
+
+        def add(phrase: str, entry: tuple[str, int]) -> None:
+            key = normalize_label(phrase)
+            if key and key not in by_phrase:
+                by_phrase[key] = len(self.cue_table)
+                self.cue_table.append([])
+            if key:
+                self.cue_table[by_phrase[key]].append(entry)
+
+        symbols: dict[str, list[tuple[str, int]]] = {}
+        for k, q in enumerate(self.quantities):
+            for kind, words in (("u", q.factors), ("p", q.prefixes), ("v", q.phrases)):
+                for word in words:
+                    if kind == "u" and is_symbol_unit(word):
+                        symbols.setdefault(word.strip().casefold(), []).append((kind, k))
+                    else:
+                        add(word, (kind, k))
+        for k, r in enumerate(self.relations):
+            for phrase in r.phrases:
+                add(phrase, ("r", k))
+        return (CueSet(by_phrase.items()) if by_phrase else None), symbols
+
     @property
     def enabled(self) -> bool:
-        return self.cues is not None
+        return self.cues is not None or self._symbol_re is not None
 
     # -- finding claims ----------------------------------------------------------------
 
@@ -374,10 +396,12 @@ class ClaimChecker:
                    for c, rows in zip(claims, paired, strict=True))
 
     def _attached(self, prose: str, hits: Sequence[Hit]) -> Sequence[Hit]:
-        """`hits`, with the units written onto their numbers ("45kW") added in text order."""
+        """`hits`, with the units written onto their numbers ("45kW") and the symbol units
+        ("12.5%", "21 °C") added in text order."""
+        extra = [(self._symbols[symbol_unit(m)], *m.span(1))
+                 for m in self._symbol_re.finditer(prose)] if self._symbol_re else []
         if self._glued is None or self.cues is None or _DIGIT_LETTER.search(prose) is None:
-            return hits
-        extra = []
+            return sorted([*hits, *extra], key=lambda h: h[1]) if extra else hits
         for m in self._glued.finditer(prose):
             try:
                 extra.append((self.cues.payload(normalize_label(m.group(1))), *m.span(1)))
