@@ -21,6 +21,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cli_corrections import add_commands as add_correction_commands  # argparse only
+from harness.cli_pack import add_commands as add_pack_commands  # argparse only
 from harness.cli_serve import add_serve_parser  # argparse only; uvicorn loads on `serve`
 from harness.errors import MembraneError, SetupError, TraceError
 from harness.output import EXIT_BUG, EXIT_INPUT, EXIT_TRACE, emit_json
@@ -356,6 +357,7 @@ def _parser() -> argparse.ArgumentParser:
     _learning_commands(sub, common)
     add_serve_parser(sub, common)
     add_correction_commands(sub, common, _command)
+    add_pack_commands(sub, common, _command)
     r = sub.add_parser(
         "rules", help="the agenda's rules and the FSM", description="the agenda's rules and the FSM"
     )

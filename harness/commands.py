@@ -16,6 +16,7 @@ from rich.table import Table
 
 from harness import api, diagram, inspect
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
+from harness.cli_pack import COMMANDS as PACK_COMMANDS
 from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
@@ -56,6 +57,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from harness.cli_corrections import run as run_corrections
 
         return run_corrections(args, root)
+    if args.command in PACK_COMMANDS:
+        from harness.cli_pack import run as run_pack
+
+        return run_pack(args, root)
     if args.command == "learn":
         return _learn_dispatch(args, root)
     if args.command == "review":

@@ -48,6 +48,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         openapi_url=f"{API}/openapi.json",
         docs_url=None,  # Swagger UI loads from a CDN: the server-rendered /api page instead
         redoc_url=None,
+        redirect_slashes=False,  # `/api/v1/runs/` is a JSON 404, never an empty 307
     )
     app.state.settings = settings
     app.state.report_cache = views.Cached(views.report)

@@ -161,6 +161,10 @@ def test_errors_are_json_with_stable_codes(readonly: Served) -> None:
         _error(c.get(f"/api/v1/artifacts/{committed}/cells/nope/0/x"), 404, "cell.not_found")
         _error(c.get("/api/v1/review/fac-9999.r1"), 404, "review.not_held")
         _error(c.get("/api/v1/nothing"), 404, "not_found")
+        # a trailing slash (or an encoded one) is an error in JSON, never an empty redirect
+        _error(c.get(f"/api/v1/artifacts/{committed}/"), 404, "not_found")
+        _error(c.get("/api/v1/artifacts/0%2F"), 404, "not_found")
+        _error(c.get("/api/v1/runs/"), 404, "not_found")
         _error(c.delete("/api/v1/runs"), 405, "method_not_allowed")
 
 

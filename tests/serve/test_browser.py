@@ -83,9 +83,8 @@ def test_runs_filter_run_cell_report_learning(browser: object, reviewing: Served
     first = page.locator("#runs-table tbody tr:not(#more-row) td:first-child a").all_inner_texts()  # type: ignore[attr-defined]
     assert len(first) == 20
     page.click("#more-row a")  # type: ignore[attr-defined]
-    page.wait_for_function(
-        "document.querySelectorAll('#runs-table tbody tr:not(#more-row) td:first-child a').length > 20"
-    )  # type: ignore[attr-defined]
+    # a locator wait, not wait_for_function: a polled string is eval, which the page's CSP refuses
+    page.locator("#runs-table tbody tr:not(#more-row) td:first-child a").nth(20).wait_for()  # type: ignore[attr-defined]
     both = page.locator("#runs-table tbody tr:not(#more-row) td:first-child a").all_inner_texts()  # type: ignore[attr-defined]
     assert both[:20] == first and len(both) == 40 == len(set(both))
     # filter to EXHAUSTED: htmx swaps the table and pushes the URL

@@ -1,0 +1,57 @@
+"""The `membrane pack check|new|test` command lines: argument parsing (light, imported by
+`cli.py`) and handlers (the engines are imported only when they run)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.output import EXIT_INPUT, EXIT_OK, emit_json
+
+__all__ = ["COMMANDS", "add_commands", "run"]
+
+COMMANDS = ("pack",)
+
+Builder = Callable[..., argparse.ArgumentParser]
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) -> None:
+    """Add `pack` and its subcommands to the `membrane` parser (`command` is cli's builder)."""
+    p = sub.add_parser(
+        "pack",
+        help="write a pack: check it, start one, run its own tests",
+        description="write a pack: check everything a batch would refuse, start a new one "
+        "from a skeleton, run the pack's own examples through the real gates",
+    )
+    psub = p.add_subparsers(dest="pack_command", required=True, metavar="SUBCOMMAND")
+    c = command(
+        psub,
+        common,
+        "check",
+        "every problem a batch would refuse, together, each with file:line and a fix; plus "
+        "quality warnings (exit 2 on errors, 0 with warnings only)",
+        "membrane pack check packs/facility --json",
+    )
+    c.add_argument("dir", metavar="DIR", type=Path, help="the pack folder")
+
+
+def run(args: argparse.Namespace, root: Path) -> int:
+    del root  # a pack command needs no workspace
+    if args.pack_command == "check":
+        return _check(args)
+    raise AssertionError(args.pack_command)  # pragma: no cover
+
+
+def _check(args: argparse.Namespace) -> int:
+    from harness.packcheck import check_pack
+
+    report = check_pack(args.dir)
+    if args.json:
+        emit_json(report.as_dict())
+    else:
+        for p in report.problems:
+            print(p.render())
+        print(f"{report.pack}: {len(report.errors)} errors, {len(report.warnings)} warnings")
+    return EXIT_INPUT if report.errors else EXIT_OK
