@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt | check-java
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,serve]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,serve,acp]'
 	@touch $(STAMP)
 
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and

@@ -12,7 +12,7 @@ from effectors.base import Gate, Proposer
 from harness.errors import ConfigError
 from harness.pack import Pack
 from harness.pools import Pools
-from harness.workspace import LlmConfig
+from harness.workspace import AcpConfig, LlmConfig
 
 __all__ = [
     "GateContext",
@@ -30,7 +30,8 @@ class GateContext:
     """What a gate or proposer factory gets. `llm` are the endpoint settings (`[llm]` with
     environment overrides applied); `transcripts` is where model transcripts are cached
     (None: no cache); `replay` asks a proposer to answer from the transcripts only;
-    `prose_workers` the processes PROSE_GATE may use on a large cohort (0: one per CPU)."""
+    `prose_workers` the processes PROSE_GATE may use on a large cohort (0: one per CPU);
+    `acp` the `[acp]` settings of the `acp` proposer's agent."""
 
     pack: Pack
     pools: Pools
@@ -40,6 +41,7 @@ class GateContext:
     transcripts: Path | None = None
     replay: bool = False
     prose_workers: int = 1
+    acp: AcpConfig = field(default_factory=AcpConfig)
 
 
 GateFactory = Callable[[GateContext], Gate]
@@ -133,6 +135,23 @@ def _hermes(ctx: GateContext) -> Proposer:
     )
 
 
+def _acp(ctx: GateContext) -> Proposer:
+    """Any ACP agent as a separate process; its sandbox is `.membrane/acp/`."""
+    from effectors.proposers.acp import AcpProposer
+    from effectors.proposers.openai_client import TranscriptStore
+
+    store = TranscriptStore(ctx.transcripts) if ctx.transcripts is not None else None
+    return AcpProposer(
+        ctx.pack,
+        ctx.pools,
+        ctx.acp,
+        ctx.cache_dir.parent / "acp",
+        seed=ctx.seed,
+        transcripts=store,
+        replay=ctx.replay,
+    )
+
+
 # Built-ins are looked up after a user's registrations: they are never dropped, and never
 # replace a user's factory of the same name (register in any order).
 _BUILTIN_GATES: dict[str, GateFactory] = {
@@ -144,4 +163,5 @@ _BUILTIN_PROPOSERS: dict[str, ProposerFactory] = {
     "offline": _offline,
     "openai": _openai,
     "hermes": _hermes,
+    "acp": _acp,
 }

@@ -220,6 +220,7 @@ def open_session(
         transcripts=ws.transcripts,
         replay=replay,
         prose_workers=config.prose_workers,
+        acp=config.acp,
     )
     gates = {
         E.VALUE_GATE: build_gate("value_gate", ctx),

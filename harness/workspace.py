@@ -28,6 +28,7 @@ from harness.errors import ConfigError
 
 __all__ = [
     "LLM_ENV_PREFIX",
+    "AcpConfig",
     "Config",
     "CorrectionsConfig",
     "LlmConfig",
@@ -83,6 +84,25 @@ class LlmConfig(BaseModel):
             first = exc.errors()[0]
             var = LLM_ENV_PREFIX + str(first["loc"][0]).upper() if first["loc"] else "?"
             raise ConfigError(f"${var} is invalid: {first['msg']}") from exc
+
+
+class AcpConfig(BaseModel):
+    """`[acp]`: the agent the `acp` proposer starts and speaks the Agent Client Protocol to
+    (README "ACP proposer"). `command` is argv (no shell); the agent gets only the variables
+    of `pass_env` (names, values from membrane's environment) and of `env` (values)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: tuple[str, ...] = Field(default=(), max_length=100)
+    name: str = Field(default="", max_length=200)  # in the transcript key; default: argv[0]'s name
+    env: dict[str, str] = Field(default_factory=dict)
+    pass_env: tuple[str, ...] = Field(default=("PATH", "LANG", "LC_ALL"), max_length=100)
+    start_timeout_s: float = Field(default=60.0, gt=0, le=3600)  # spawn + initialize
+    prompt_timeout_s: float = Field(default=300.0, gt=0, le=86_400)  # one attempt's turn
+    run_timeout_s: float = Field(default=900.0, gt=0, le=86_400)  # all attempts of a run
+    breaker_failures: int = Field(default=3, ge=1, le=1000)  # agent failures in a row
+    max_answer_chars: int = Field(default=200_000, ge=1_000, le=10_000_000)
+    cache: bool = True  # answer a turn seen before from .membrane/transcripts/
 
 
 class CorrectionsConfig(BaseModel):
@@ -149,6 +169,7 @@ class Config(BaseModel):
     max_tokens_per_run: int | None = Field(default=None, ge=1)  # model tokens, all calls
     max_tokens_per_batch: int | None = Field(default=None, ge=1)
     llm: LlmConfig = Field(default_factory=LlmConfig)
+    acp: AcpConfig = Field(default_factory=AcpConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
 
 
