@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from effectors.prose.aggregate import AggregateChecker, AggregateMismatch
 from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
+from effectors.prose.exclude import Exclusions
 from effectors.prose.length import LengthBand, word_count
 from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
 from effectors.prose.scope import Heads, not_asserted
@@ -37,7 +38,7 @@ from effectors.prose.text import Sentences, truncation_rules
 from effectors.prose.workers import ProsePool, chunks
 from harness.models import Artifact, Cell, Critique, Location, Verdict
 from harness.pack import Pack
-from harness.pools import Pools
+from harness.pools import Pools, normalize_label
 
 __all__ = ["ProseGate", "length_band", "worker_gate"]
 
@@ -73,8 +74,11 @@ class ProseGate:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.pack = pack
         self.pools = pools
-        self.matcher = EntityMatcher(pools, abbreviations=pack.config.prose.abbreviations)
-        self.heads = Heads({ind: pools.label(ind) for ind in pools.individuals})
+        skip = Exclusions.of(pack, pools)  # [prose] exclude_classes, exclude_labels
+        self.matcher = EntityMatcher(pools, abbreviations=pack.config.prose.abbreviations,
+                                     keep=skip.keeps)
+        self.heads = Heads({ind: label for ind in pools.individuals
+                            if skip.keeps(ind, normalize_label(label := pools.label(ind)).split())})
         self.resolve = CachedResolver(pools)
         self.claims = ClaimChecker(pack, pools, self.resolve)
         self.aggregates = AggregateChecker(pack)

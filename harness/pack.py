@@ -238,6 +238,10 @@ class ProseSettings(_Strict):
     # short word -> the word of a label it abbreviates ("Std" = "Standard"): mentions only
     abbreviations: dict[str, str] = Field(default_factory=dict)
     aggregates: list[ProseAggregate] = Field(default_factory=list)
+    # left out of prose matching (effectors.prose.exclude): every member of these classes,
+    # and these spellings (labels, IRI fragments, aliases that are ordinary words: "white")
+    exclude_classes: list[str] = Field(default_factory=list)
+    exclude_labels: list[str] = Field(default_factory=list)
     entailment: Literal["auto", "off"] = "auto"  # "auto": on when the embeddings extra is there
     entailment_threshold: float = Field(default=0.35, ge=-1.0, le=1.0)  # min cosine to a fact
 

@@ -426,14 +426,16 @@ class EntityMatcher:
     """Finds mentions of pool individuals in text; built once per pools, then reused."""
 
     def __init__(self, pools: Pools, automaton: bool = True,
-                 abbreviations: Mapping[str, str] | None = None) -> None:
+                 abbreviations: Mapping[str, str] | None = None,
+                 keep: Callable[[str, list[str]], bool] | None = None) -> None:
         """`automaton`: find phrases in ASCII text with the Aho-Corasick automaton when the
         `ahocorasick-rs` package is installed (False: always the regex; the same matches).
 
         The phrases are every individual's labels, its IRI fragment, and the pack's aliases
         (`pools.aliases`, `[ontology.aliases]`: "AHU", "linac"); `abbreviations` (short word
         -> the word it stands for, `[prose] abbreviations`: "Std" = "Standard") add each
-        phrase with those words abbreviated ("ASHRAE Std 62.1")."""
+        phrase with those words abbreviated ("ASHRAE Std 62.1"); `keep(individual, words)`
+        False leaves a phrase out (`[prose] exclude_classes`, `exclude_labels`)."""
         self.automaton = automaton
         self._root = _Node()
         self.depth = 0
@@ -450,7 +452,7 @@ class EntityMatcher:
             info = pools.individuals[name]
             for text in (*info.labels, name.replace("_", " "), *aliases.get(name, ())):
                 words = normalize_label(text).split()
-                if 0 < len(words) <= _MAX_TERM_WORDS:
+                if 0 < len(words) <= _MAX_TERM_WORDS and (keep is None or keep(name, words)):
                     self._add(words, name)
                     for k, word in enumerate(words):
                         for a in short.get(word, []):
