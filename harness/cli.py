@@ -227,7 +227,7 @@ def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> No
         c.add_argument(
             "--proposer",
             metavar="NAME",
-            help="proposer: offline, openai or hermes (default: `proposer` in membrane.toml, else offline)",
+            help="proposer: offline, openai, hermes or acp (default: `proposer` in membrane.toml, else offline)",
         )
         c.add_argument(
             "--replay",
