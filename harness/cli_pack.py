@@ -13,6 +13,7 @@ from harness.output import EXIT_INPUT, EXIT_OK, emit_json
 __all__ = ["COMMANDS", "add_commands", "run"]
 
 COMMANDS = ("pack",)
+EXIT_TESTS_FAILED = 1  # `pack test`: an expectation failed (a pack's test, like `dbt test`)
 
 Builder = Callable[..., argparse.ArgumentParser]
 
@@ -35,12 +36,23 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         "membrane pack check packs/facility --json",
     )
     c.add_argument("dir", metavar="DIR", type=Path, help="the pack folder")
+    t = command(
+        psub,
+        common,
+        "test",
+        "run the pack's examples (tests/*.jsonl: an artifact and the critiques it must get) "
+        "through the real gates; exit 1 with a diff when an expectation fails",
+        "membrane pack test packs/facility",
+    )
+    t.add_argument("dir", metavar="DIR", type=Path, help="the pack folder")
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
     del root  # a pack command needs no workspace
     if args.pack_command == "check":
         return _check(args)
+    if args.pack_command == "test":
+        return _test(args)
     raise AssertionError(args.pack_command)  # pragma: no cover
 
 
@@ -55,3 +67,19 @@ def _check(args: argparse.Namespace) -> int:
             print(p.render())
         print(f"{report.pack}: {len(report.errors)} errors, {len(report.warnings)} warnings")
     return EXIT_INPUT if report.errors else EXIT_OK
+
+
+def _test(args: argparse.Namespace) -> int:
+    from harness.packtest import run_pack_tests
+
+    report = run_pack_tests(args.dir)
+    if args.json:
+        emit_json(report.as_dict())
+    else:
+        for r in report.results:
+            print(f"{'ok  ' if r.ok else 'FAIL'} {r.file}:{r.line} {r.name}")
+            for line in r.diff():
+                print(line)
+        passed = len(report.results) - len(report.failed)
+        print(f"{report.pack}: {passed} passed, {len(report.failed)} failed")
+    return EXIT_TESTS_FAILED if report.failed else EXIT_OK
