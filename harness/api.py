@@ -7,6 +7,7 @@ import dataclasses
 import getpass
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from harness.pools import Pools
 from harness.report import Report, build_report
 from harness.run import Engines, Overlay
 from harness.scratch import Scratch
+from harness.storage import writable
 from harness.store import recover
 from harness.workspace import Config, Workspace, atomic_write
 
@@ -407,13 +409,37 @@ def _require_runs(ws: Workspace) -> None:
 
 
 def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
-    """`membrane report`: baseline (the inputs) against the refined corpus."""
+    """`membrane report`: baseline (the inputs) against the refined corpus. On a read-only
+    workspace the gates audit without writing it (their caches in a temporary folder)."""
     ws = Workspace(root)
     _require_runs(ws)
-    with open_session(root, pack_arg) as session:
-        rep = build_report(session.ws, session.pack, list(session.engines.gates.values()))
+    if not writable(ws.state):
+        rep = _read_only_report(ws, pack_arg)
+    else:
+        with open_session(root, pack_arg) as session:
+            rep = build_report(session.ws, session.pack, list(session.engines.gates.values()))
     rep.learning = learn_report_data(root, update=False)
     return rep
+
+
+def _read_only_report(ws: Workspace, pack_arg: str | Path | None) -> Report:
+    from ontology import load_pools
+
+    config = ws.config()
+    pack = _pack_for(ws, config, pack_arg)
+    with tempfile.TemporaryDirectory(prefix="membrane-report-") as tmp:
+        cache = ws.cache if writable(ws.cache) else Path(tmp)
+        ctx = GateContext(
+            pack=pack, pools=load_pools(pack, cache), cache_dir=cache, seed=config.seed
+        )
+        gates = [build_gate(name, ctx) for name in ("value_gate", "ri_gate", "prose_gate")]
+        try:
+            return build_report(ws, pack, gates)
+        finally:
+            for gate in gates:
+                closer = getattr(gate, "close", None)
+                if callable(closer):
+                    closer()
 
 
 def pack_ruleset(root: Path, pack_arg: str | Path) -> str:
@@ -464,8 +490,9 @@ def learn_status(
 ) -> dict[str, Any]:
     """`membrane learn status|rebuild`: the learned state (brought up to date with the
     outcome log, or recomputed from it), per proposer, with stale overlays flagged.
-    `update=False` reads the saved state as it is (no lock, nothing written)."""
-    if not update and not rebuild:
+    `update=False` reads the saved state as it is (no lock, nothing written), and so does
+    a status on a read-only workspace (it cannot save a cycle)."""
+    if not rebuild and (not update or not writable(Workspace(root).state)):
         ws = Workspace(root)
         _require_runs(ws)
         return _learned(ws, load_state(ws)[0], None, now or datetime.now(UTC))
@@ -585,7 +612,7 @@ def review_list(root: Path) -> list[dict[str, Any]]:
     """`membrane review list`: held runs waiting for a person, oldest first, with why."""
     ws = Workspace(root)
     _require_runs(ws)
-    ledger = Ledger(ws.ledger_path)
+    ledger = Ledger.reader(ws.ledger_path)  # reading only
     try:
         return [dataclasses.asdict(h) for h in review.held_runs(ledger)]
     finally:
@@ -596,7 +623,7 @@ def review_show(root: Path, run_id: str) -> dict[str, Any]:
     """`membrane review show RUN`: the held artifact, its verdicts, a diff against the input."""
     ws = Workspace(root)
     _require_runs(ws)
-    ledger = Ledger(ws.ledger_path)
+    ledger = Ledger.reader(ws.ledger_path)  # reading only
     try:
         return review.show(ws, ledger, run_id)
     finally:

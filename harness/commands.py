@@ -4,6 +4,7 @@ for scripts). Kept apart from `cli.py` so argument parsing stays one screen."""
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,9 +15,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import api, diagram, inspect
+from harness import api, diagram, inspect, storage
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.cli_pack import COMMANDS as PACK_COMMANDS
+from harness.errors import StorageError
 from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
@@ -39,6 +41,24 @@ err = Console(stderr=True, highlight=False)
 
 def dispatch(args: argparse.Namespace) -> int:
     root = resolve_workspace(args.workspace)
+    try:
+        return _dispatch(args, root)
+    except StorageError as exc:
+        if exc.file is not None:
+            raise
+        raise StorageError(exc.message, file=root, hint=exc.hint) from exc
+    except OSError as exc:  # the workspace's disk refused (read-only, full): say so, exit 2
+        if not storage.is_storage_errno(exc):
+            raise
+        raise storage.from_os_error(exc, root) from exc
+    except sqlite3.Error as exc:  # a database of the workspace the ledger did not name
+        found = storage.from_sqlite_error(exc, Workspace(root).state)
+        if found is None:
+            raise
+        raise found from exc
+
+
+def _dispatch(args: argparse.Namespace, root: Path) -> int:
     if args.command == "trace":
         handler: Callable[[argparse.Namespace, Path], int] = {
             "list": _trace_list,

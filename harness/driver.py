@@ -128,7 +128,12 @@ class BatchRun:
         cohort = self._cohort
         assert cohort is not None
         before = {r.run_id for r in cohort if r.state.terminal}
-        step_cohort(cohort, self.eng)
+        try:
+            step_cohort(cohort, self.eng)
+        except BaseException:  # the batch stops (a full disk, say): recovery settles its runs
+            for r in cohort:
+                r.trace.abandon()
+            raise
         ended = [r for r in cohort if r.state.terminal and r.run_id not in before]
         self._done += len(ended)
         if all(r.state.terminal for r in cohort):

@@ -8,6 +8,8 @@ types. A *bad artifact* is never an exception: gates return critiques for it.
     │   ├── PackError              a pack file is missing, does not parse or is inconsistent
     │   ├── CorpusError            a corpus line / artifact file is malformed
     │   ├── ConfigError            membrane.toml or a CLI option is wrong
+    │   ├── StorageError           the workspace's storage refuses: read-only, full, a ledger
+    │   │                          locked past the busy timeout or damaged (`harness.storage`)
     │   └── RulesError             a ruleset has gaps, overlaps, unknown facts or illegal
     │                              moves (every problem at once, when the agenda is built)
     ├── AgendaError                the rules emitted zero or several decisions (a rules bug)
@@ -43,6 +45,7 @@ __all__ = [
     "ProposalFailed",
     "RulesError",
     "SetupError",
+    "StorageError",
     "TraceError",
 ]
 
@@ -88,6 +91,12 @@ class CorpusError(SetupError):
 
 class ConfigError(SetupError):
     """The workspace configuration or a command-line option is wrong."""
+
+
+class StorageError(SetupError):
+    """The workspace's storage refused: a read-only folder, a full disk, a ledger another
+    process holds locked past the busy timeout, a damaged ledger. Nothing partial is
+    committed; once the cause is fixed, the same command resumes."""
 
 
 class RulesError(SetupError):

@@ -14,6 +14,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
+
+from harness.storage import (
+    busy_timeout_s,
+    from_os_error,
+    from_sqlite_error,
+    is_storage_errno,
+    writable,
+)
 
 __all__ = ["CommitRow", "HeldRow", "Ledger", "RunRow"]
 
@@ -117,26 +126,72 @@ class RunRow:
     outcome: str | None
 
 
+def _probe(db: sqlite3.Connection) -> sqlite3.Connection:
+    """Read the schema once, so a damaged header or an unopenable file fails here."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class Ledger:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
-        self._db.executescript(_SCHEMA)
+        self._path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if is_storage_errno(exc):
+                raise from_os_error(exc, path.parent) from exc
+            raise
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_s())
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            self._db.close()
+            self._raise(exc)
 
     @classmethod
     def reader(cls, path: Path) -> Ledger:
         """A read-only view for readers (trace inspection, `membrane serve`): a WAL reader
         that never takes the writer's lock, creates nothing and migrates nothing; any
-        write through it fails. The ledger must exist."""
+        write through it fails. The ledger must exist. On a read-only medium (where SQLite
+        cannot create the WAL's shared-memory file) a ledger with no pending WAL is opened
+        as immutable. A damaged header is a StorageError naming the file."""
         self = cls.__new__(cls)
-        self._db = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30
-        )
+        self._path = path
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        try:
+            self._db = _probe(
+                sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_s())
+            )
+        except sqlite3.OperationalError as exc:
+            wal = path.with_name(path.name + "-wal")
+            pending = wal.exists() and wal.stat().st_size > 0
+            if "unable to open" not in str(exc) or writable(path.parent) or pending:
+                self._raise(exc)
+            try:
+                self._db = _probe(
+                    sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+                )
+            except sqlite3.Error as exc2:
+                self._raise(exc2)
+        except sqlite3.Error as exc:
+            self._raise(exc)
         return self
+
+    def _raise(self, exc: sqlite3.Error) -> NoReturn:
+        """Raise what an SQLite error on this ledger means for the user (a StorageError
+        naming the file), or the error itself when it means a bug."""
+        err = from_sqlite_error(exc, self._path)
+        if err is None:
+            raise exc
+        raise err from exc
 
     def _migrate(self) -> None:
         """Bring a ledger an older membrane wrote up to this schema, in one transaction.
@@ -229,13 +284,19 @@ class Ledger:
 
     @contextmanager
     def _txn(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        """One write transaction; an SQLite error in it (locked past the busy timeout, disk
+        full, read-only) rolls back and becomes a StorageError naming the ledger."""
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self._db.in_transaction:  # SQLite may have rolled back already (disk full)
+                    self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._raise(exc)
 
     def runs(self, status: str | None = None) -> list[RunRow]:
         sql = (
@@ -276,14 +337,13 @@ class Ledger:
         committed_at: str,
     ) -> CommitRow:
         """The single commit point. Idempotent for a run: committing it twice returns the first row."""
-        cur = self._db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            existing = cur.execute("SELECT * FROM commits WHERE run_id = ?", (run_id,)).fetchone()
+        with self._txn():
+            existing = self._db.execute(
+                "SELECT * FROM commits WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if existing:
-                cur.execute("COMMIT")
                 return CommitRow(*existing)
-            (latest,) = cur.execute(
+            (latest,) = self._db.execute(
                 "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
                 (artifact_id,),
             ).fetchone()
@@ -298,11 +358,7 @@ class Ledger:
                 committed_at,
             )
             self._insert_commit(row)
-            cur.execute("COMMIT")
-            return row
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
+        return row
 
     # -- held (approval required) ------------------------------------------------------
     def hold(
@@ -455,7 +511,8 @@ class Ledger:
         ]
 
     def drop_trace_tail(self, run_id: str, seq: int) -> None:
-        self._db.execute("DELETE FROM trace_tail WHERE run_id = ? AND seq = ?", (run_id, seq))
+        with self._txn():
+            self._db.execute("DELETE FROM trace_tail WHERE run_id = ? AND seq = ?", (run_id, seq))
 
     def run_outcome_record(self, run_id: str) -> str | None:
         """The run's own outcome record (kind 'run'), as JSON."""
@@ -488,11 +545,12 @@ class Ledger:
     # -- what the workspace remembers ----------------------------------------------------
     def remember_pack(self, path: str) -> None:
         """The pack the last batch or refine ran with (`membrane report` falls back to it)."""
-        self._db.execute(
-            "INSERT INTO meta (key, value) VALUES ('pack', ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (path,),
-        )
+        with self._txn():
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('pack', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (path,),
+            )
 
     def last_pack(self) -> str | None:
         r = self._db.execute("SELECT value FROM meta WHERE key = 'pack'").fetchone()

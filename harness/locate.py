@@ -16,7 +16,7 @@ __all__ = ["workspace_pack"]
 def workspace_pack(ws: Workspace, config: Config, pack_arg: str | Path | None = None) -> Pack:
     chosen: str | Path | None = pack_arg or config.pack
     if chosen is None and ws.ledger_path.exists():
-        ledger = Ledger(ws.ledger_path)
+        ledger = Ledger.reader(ws.ledger_path)  # reading only (works on a read-only workspace)
         try:
             chosen = ledger.last_pack()
         finally:

@@ -28,6 +28,7 @@ from harness.models import (
 from harness.models import Effector as E
 from harness.ports import Gate, run_gate
 from harness.run import Engines, Run
+from harness.storage import from_os_error, is_storage_errno
 from harness.store import artifact_bytes, content_hash
 from harness.trace.events import (
     BudgetEvent,
@@ -105,6 +106,8 @@ def _run_one(effector: E, run: Run, eng: Engines) -> None:
             eng.endpoint_down = eng.endpoint_down or str(exc)
         _crash(run, effector.value, str(exc))
     except OSError as exc:
+        if is_storage_errno(exc):  # the workspace's disk refused: stop the batch, fail closed
+            raise from_os_error(exc) from exc
         _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
 
 

@@ -195,7 +195,7 @@ class Report:
 
 
 def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
-    ledger = Ledger(ws.ledger_path)
+    ledger = Ledger.reader(ws.ledger_path)  # reading only (works on a read-only workspace)
     try:
         every_run = [r for r in ledger.runs() if r.status != "REVERT"]  # a person's act
         runs = [r for r in every_run if r.status not in ("running", "INTERRUPTED")]

@@ -31,6 +31,7 @@ from harness.chapters import sync_chapters
 from harness.errors import TraceError
 from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.models import Artifact
+from harness.storage import sweep_temp_files
 from harness.trace.chain import append_line, seal, verify_chain
 from harness.trace.events import CommitEvent
 from harness.workspace import Workspace, atomic_write
@@ -120,6 +121,7 @@ class RecoveryReport:
     commits_completed: int = 0  # commit records a kill kept out of a trace, appended
     chapters_rendered: int = 0
     chapters_removed: int = 0
+    temp_files_removed: int = 0  # `.<name>.tmp-<PID>` a dead writer left (a kill, a full disk)
 
 
 def _trim_partial_line(path: Path) -> None:
@@ -247,10 +249,21 @@ def _sweep_objects(ws: Workspace, ledger: Ledger, report: RecoveryReport) -> Non
     _sweep(ws.held / "metrics", {r.metrics_hash for r in held}, report)
 
 
+def _temp_folders(ws: Workspace) -> list[Path]:
+    """Where `atomic_write` and the chapters leave temp files (`scratch/` is disposable)."""
+    current = [ws.current, *(ws.current / d for d in ("artifacts", "metrics", "chapters"))]
+    held = [ws.held / "artifacts", ws.held / "metrics"]
+    learning = [ws.state / "learning", ws.state / "learning" / "accepted"]
+    state = [ws.root, ws.state, ws.inputs, ws.cache, ws.transcripts, *learning]
+    transcripts = sorted(ws.transcripts.iterdir()) if ws.transcripts.is_dir() else []
+    return [*current, *held, *state, *(p for p in transcripts if p.is_dir())]
+
+
 def recover(ws: Workspace, ledger: Ledger) -> RecoveryReport:
     """Bring the workspace back to what the ledger says. Safe to run at any time."""
     ws.ensure()
     report = RecoveryReport()
+    report.temp_files_removed = sweep_temp_files(_temp_folders(ws))
     _replay_trace_tails(ws, ledger, report)
     _settle_runs(ws, ledger, report)
     _sweep_objects(ws, ledger, report)

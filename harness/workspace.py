@@ -13,6 +13,7 @@ trace/<run_id>.jsonl
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tomllib
@@ -25,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
+from harness.storage import from_os_error, is_storage_errno
 
 __all__ = [
     "LLM_ENV_PREFIX",
@@ -177,10 +179,17 @@ def atomic_write(path: Path, data: bytes) -> None:
     """temp file, fsync, os.replace, fsync of the folder: all or nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:  # a full disk, say: no half file left, and the error names it
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     os.replace(tmp, path)
     fd = os.open(path.parent, os.O_RDONLY)
     try:
@@ -274,7 +283,7 @@ class Workspace:
         path = self.state / "lock"
         if not path.exists():
             return False
-        with open(path, "a") as fh:
+        with open(path, "rb") as fh:  # read-only: works on a read-only workspace too
             try:
                 fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -284,9 +293,16 @@ class Workspace:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """One writer per workspace: a second batch fails fast instead of interleaving."""
-        self.state.mkdir(parents=True, exist_ok=True)
-        with open(self.state / "lock", "w") as fh:
+        """One writer per workspace: a second batch fails fast instead of interleaving.
+        A workspace it cannot write (read-only, full) is a StorageError naming the file."""
+        try:
+            self.state.mkdir(parents=True, exist_ok=True)
+            fh = open(self.state / "lock", "w")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:
+            if is_storage_errno(exc):
+                raise from_os_error(exc, self.state / "lock") from exc
+            raise
+        with fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

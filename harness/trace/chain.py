@@ -8,6 +8,7 @@ chain recomputed after an edit is caught too.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -60,7 +61,7 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 class TraceWriter:
-    """Appends events to `path`, chaining hashes. Flushes every record; `sync()` fsyncs."""
+    """Appends events to `path`, chaining hashes. Writes every record through; `sync()` fsyncs."""
 
     def __init__(self, path: Path, run_id: str, clock: Callable[[], str]) -> None:
         self.path = path
@@ -69,15 +70,24 @@ class TraceWriter:
         self.seq = 0
         self.head = ""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "ab")  # noqa: SIM115 - lives as long as the run
+        # unbuffered: each record goes out in write() calls of its own, so a full disk
+        # fails that record (recovery trims its partial line) and leaves nothing queued
+        self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the run
 
     def append(self, factory: Callable[..., Event], **fields: Any) -> Event:
         event = factory(
             seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields
         )
         line, digest = seal(event)
-        self._fh.write(line + b"\n")
-        self._fh.flush()
+        data = memoryview(line + b"\n")
+        while data:
+            try:
+                written = self._fh.write(data)
+            except OSError as exc:  # a raw write names no file: name the trace
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+            if not written:
+                raise OSError(errno.EIO, "the trace took no bytes", str(self.path))
+            data = data[written:]
         self.seq += 1
         self.head = digest
         return event.model_copy(update={"hash": digest})
@@ -85,11 +95,17 @@ class TraceWriter:
     def sync(self) -> None:
         os.fsync(self._fh.fileno())
 
+    def abandon(self) -> None:
+        """Close without a final fsync: the batch stopped on an error (a full disk); the
+        run stays unfinished and recovery settles it."""
+        self._fh.close()
+
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
+            try:
+                os.fsync(self._fh.fileno())
+            finally:
+                self._fh.close()
 
 
 def read_trace(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
