@@ -36,6 +36,21 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         "membrane pack check packs/facility --json",
     )
     c.add_argument("dir", metavar="DIR", type=Path, help="the pack folder")
+    n = command(
+        psub,
+        common,
+        "new",
+        "write a small, complete pack to start from (commented pack.toml, ontology, spine, "
+        "an assertion, references, prompts, tests); refuses a folder that is not empty",
+        "membrane pack new my-pack",
+    )
+    n.add_argument("dir", metavar="DIR", type=Path, help="a new or empty folder")
+    n.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a folder that is not empty (the skeleton's files are replaced, "
+        "others kept)",
+    )
     t = command(
         psub,
         common,
@@ -53,6 +68,8 @@ def run(args: argparse.Namespace, root: Path) -> int:
         return _check(args)
     if args.pack_command == "test":
         return _test(args)
+    if args.pack_command == "new":
+        return _new(args)
     raise AssertionError(args.pack_command)  # pragma: no cover
 
 
@@ -83,3 +100,15 @@ def _test(args: argparse.Namespace) -> int:
         passed = len(report.results) - len(report.failed)
         print(f"{report.pack}: {passed} passed, {len(report.failed)} failed")
     return EXIT_TESTS_FAILED if report.failed else EXIT_OK
+
+
+def _new(args: argparse.Namespace) -> int:
+    from harness.packnew import new_pack
+
+    written = new_pack(args.dir, force=args.force)
+    if args.json:
+        emit_json({"pack": str(args.dir), "files": written})
+    else:
+        print(f"wrote a new pack in {args.dir}: {', '.join(written)}")
+        print(f"next: membrane pack check {args.dir} && membrane pack test {args.dir}")
+    return EXIT_OK
