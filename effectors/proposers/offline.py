@@ -8,6 +8,14 @@ not repaired):
 * `ri.pk_duplicate`            -> a fresh unique key (the first row of a duplicate keeps its key)
 * `ri.not_null` and other `ri.*` on a cell -> fill by the column's kind (object: synth;
                                   data: a value admitted elsewhere in the column; id: a key)
+* a number (`value.range`, `ri.check`, an assertion) -> a value admitted elsewhere in the
+                                  column that lies in the column's range (spine CHECKs, the
+                                  critique's facets; `offline_numbers`), else the current
+                                  number moved into that range; a number an assertion
+                                  rejected with no other value to try is halved toward the
+                                  low end of its range (fits upper bounds such as budgets)
+* a foreign key on an object column (`ri.fk_orphan`) -> an existing key of the referenced
+                                  table, preferring one of the class the row requires
 * a row- or table-level finding -> the row's unlocked non-key cells, and every other unlocked
                                   cell no critique names (the gate rejected it for that finding)
 * `prose.*`                    -> `draft_prose`; the prose is also redrafted when a repair
@@ -25,8 +33,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from effectors.critique import critique_sort_key
+from effectors.proposers.offline_numbers import (
+    Interval,
+    column_ranges,
+    into_range,
+    parse_check,
+    parse_described,
+    shrink,
+)
 from effectors.prose.matcher import EntityMatcher
-from effectors.scaffold import draft_prose, foreign_keys, fresh_key, pick_reference, synth_column
+from effectors.scaffold import (
+    draft_prose,
+    foreign_keys,
+    fresh_key,
+    pick_reference,
+    seeded_index,
+    synth_column,
+)
 from harness.learning.lessons import Advice
 from harness.models import Artifact, Cell, CellRef, Critique, Proposal, ProposalRequest
 from harness.pack import Pack
@@ -46,6 +69,7 @@ class OfflineProposer:
         self.seed = seed
         self.matcher = EntityMatcher(pools)
         self.fks = foreign_keys(pack)
+        self.ranges = column_ranges(pack)
 
     def propose(self, request: ProposalRequest) -> Proposal:
         return _Repair(self, request).run()
@@ -199,10 +223,12 @@ class _Repair:
             self.notes.append(f"{ref}: no such cell ({why})")
             return
         kind = self.o.pack.tables[ref.table].columns[ref.column].kind
-        if kind == "object":
+        if kind == "object" and why == "ri.fk_orphan" and (ref.table, ref.column) in self.o.fks:
+            self.point_fk(ref, why, expected)  # a key of an existing row, not any individual
+        elif kind == "object":
             self.synth(ref, why, expected)
         elif kind in ("data", "text"):  # free text: a value admitted elsewhere in the column
-            self.fill_data(ref, why)
+            self.fill_data(ref, why, expected)
         elif (ref.table, ref.column) in self.o.fks or why == "ri.fk_orphan":
             self.point_fk(ref, why, expected)
         else:
@@ -286,18 +312,59 @@ class _Repair:
             self._pools[key] = (locked, free)
         return self._pools[key]
 
-    def fill_data(self, ref: CellRef, why: str) -> None:
+    def fill_data(self, ref: CellRef, why: str, expected: str | None = None) -> None:
         """A literal admitted elsewhere in the column (the most common locked value), else the
-        most common value of a cell no critique names."""
+        most common value of a cell no critique names; for a number, only one inside the
+        column's range, else the number itself moved into the range (`repair_number`)."""
         locked, free = self.column_pools(ref.table, ref.column)
         own = self.tables[ref.table][ref.row].get(ref.column)
         mine = (type(own).__name__, own) if ref in self._free and own is not None else None
         pool = locked or (free - Counter([mine]) if mine else free)
-        if not pool:
+        interval = self.number_range(ref, why, expected)
+        if interval is not None:
+            pool = Counter({k: n for k, n in pool.items() if _inside(k[1], interval)})
+        if pool:
+            (_, value), _ = min(pool.items(), key=lambda kv: (-kv[1], kv[0][0], str(kv[0][1])))
+            if value != own or type(value) is not type(own):
+                self.set(ref, value, why)
+                return
+        if not self.repair_number(ref, own, why, interval):
             self.notes.append(f"{ref}: no value to copy for a data cell ({why})")
-            return
-        (_, value), _ = min(pool.items(), key=lambda kv: (-kv[1], kv[0][0], str(kv[0][1])))
-        self.set(ref, value, why)
+
+    def number_range(self, ref: CellRef, why: str, expected: str | None) -> Interval | None:
+        """The interval a number in this cell must lie in, as far as the proposer can read
+        it (the spine's CHECKs, and the critique's CHECK expression or facets)."""
+        interval = self.o.ranges.get((ref.table, ref.column))
+        got = parse_check(expected, ref.column) if why == "ri.check" else \
+            parse_described(expected) if why == "value.range" else None
+        return got.meet(interval) if got is not None else interval
+
+    def repair_number(self, ref: CellRef, own: Cell, why: str,
+                      interval: Interval | None) -> bool:
+        """Move a number into its range; a number inside it that an assertion (or another
+        row's finding) rejected is halved toward the range's low end. False: no number, or
+        nothing new to try."""
+        if isinstance(own, bool) or not isinstance(own, int | float | str):
+            return False
+        try:
+            number = float(own)
+        except ValueError:
+            return False
+        if interval is not None and not interval.contains(number):
+            new = into_range(number, interval)
+            how = "moved into its range"
+        elif why in ("value.range", "ri.check", "ri.type", "ri.not_null"):
+            return False  # in range by what the proposer can read: nothing better to try
+        else:
+            new = shrink(number, interval)
+            how = "halved toward the low end of its range"
+        if new is None or new == number:
+            return False
+        whole = (interval is not None and interval.integer) or (
+            isinstance(own, int) and float(new).is_integer())
+        value: Cell = int(new) if whole else round(new, 6)
+        self.set(ref, value, f"{why}, {how}")
+        return True
 
     def reference_of(self, ref: CellRef, expected: str | None) -> tuple[str, str] | None:
         if expected and "." in expected:
@@ -311,11 +378,33 @@ class _Repair:
         if target is None:
             self.notes.append(f"{ref}: no referenced table known ({why})")
             return
-        value = pick_reference(self.artifact(), target[0], target[1], self.seed, ref)
+        value = self.admissible_reference(ref, target)
+        if value is None:
+            value = pick_reference(self.artifact(), target[0], target[1], self.seed, ref)
         if value is None:
             self.notes.append(f"{ref}: {target[0]} has no keys to point at ({why})")
             return
         self.set(ref, value, f"{why}, -> {target[0]}.{target[1]}")
+
+    def admissible_reference(self, ref: CellRef, target: tuple[str, str]) -> Cell:
+        """For an object column: an existing key of `target` naming an individual of the
+        class the row requires of this column (None: not an object column, or none fits)."""
+        binding = self.o.pack.tables[ref.table]
+        col = binding.columns[ref.column]
+        if col.kind != "object" or not col.property:
+            return None
+        row = self.tables[ref.table][ref.row]
+        values = {c.property: self.o.pools.resolve(row.get(name))
+                  for name, c in binding.columns.items()
+                  if c.kind == "object" and c.property and name != ref.column}
+        need = self.o.pools.required_classes(binding.row_class, values).get(col.property)
+        keys = sorted({str(k) for r in self.tables.get(target[0], [])
+                       if (k := r.get(target[1])) is not None})
+        fits = [k for k in keys if (ind := self.o.pools.resolve(k)) is not None
+                and (need is None or self.o.pools.is_member(ind, need))]
+        if not fits:
+            return None
+        return fits[seeded_index(len(fits), target[0], target[1], self.seed, ref)]
 
     def repair_row_fks(self, c: Critique) -> None:
         """A row-level orphan: repair each foreign key of the row that names no row."""
@@ -371,3 +460,13 @@ class _Repair:
             return True
         mentioned = self.o.matcher.mentioned(self.cand.prose)
         return any(self.o.pools.resolve(old) in mentioned for old in self.changed.values())
+
+
+def _inside(value: object, interval: Interval) -> bool:
+    """Is a pooled literal a number inside `interval`?"""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return False
+    try:
+        return interval.contains(float(value))
+    except ValueError:
+        return False
