@@ -355,9 +355,10 @@ class _Checker:
                          "does not exist", loc=("files", "chapter"), fix="fix [files].chapter")
         for label in ("assertions", "references", "prompts"):
             p = self.root / getattr(files, label)
-            if p.exists() and not p.is_dir():
-                self.add("error", "not-a-folder", f"[files].{label} is not a folder",
-                         loc=("files", label), fix=f"make {p.name} a folder, or fix [files]")
+            if p.exists() and not p.is_dir():  # a batch reads nothing from it: no error
+                self.add("warning", "not-a-folder", f"[files].{label} is not a folder: a "
+                         "batch reads nothing from it", loc=("files", label),
+                         fix=f"make {p.name} a folder, or fix [files]")
 
     def _spine(self) -> None:
         files: PackFiles | None = self.parts.get("files")
