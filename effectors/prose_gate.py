@@ -137,10 +137,10 @@ class ProseGate:
         judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
         skipped = tuple(f"not checked (ambiguous subject): {t!r}" for t in self.claims.skipped)
         critiques += [self._mismatch(prose, m, skipped) for m in mismatches]
-        trigger = self.aggregates.trigger
-        if trigger is not None and trigger.search(prose) is not None:
+        hit = self.aggregates.sentences_hit(prose, sentences)
+        if hit:
             anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
-            found = self.aggregates.check(artifact, prose, sentences, anchors, index.lookup)
+            found = self.aggregates.check(artifact, prose, sentences, anchors, index.lookup, hit)
             critiques += [self._aggregate(prose, m) for m in found]
         words = word_count(prose)
         if self.band is not None and not self.band.admits(words):

@@ -254,8 +254,14 @@ class ClaimChecker:
                 self._key_anchors(self.index(artifact).key_values, prose)]
 
     def key_anchors(self, index: ArtifactIndex, prose: str) -> list[Anchor]:
-        """(start, end, key, True) for each row key of the artifact the prose cites."""
-        return self._key_anchors(index.key_values, prose)
+        """(start, end, key, True) for each row key of the artifact the prose cites (found
+        once per index and prose: the claims and the aggregate claims both need them)."""
+        cached = index.key_anchor_cache
+        if cached is not None and cached[0] is prose:
+            return cached[1]
+        found = self._key_anchors(index.key_values, prose)
+        index.key_anchor_cache = (prose, found)
+        return found
 
     def _key_anchors(self, keys: set[str], prose: str) -> list[tuple[int, int, str, bool]]:
         """(start, end, key, True) for each occurrence of one of `keys` in `prose`."""
@@ -295,7 +301,7 @@ class ClaimChecker:
         if index is None:
             index = self.index(artifact)
         anchors = list(mentions)
-        keys = self._key_anchors(index.key_values, prose)
+        keys = self.key_anchors(index, prose)
         if keys:
             anchors += keys
             anchors.sort()
@@ -645,12 +651,13 @@ class ArtifactIndex:
     the key values prose may cite (`key_values`); cells, resolved cells and numbers per
     column on demand."""
 
-    __slots__ = ("artifact", "cell_columns", "checker", "ents", "joins", "key_values", "keys",
-                 "lookup", "number_columns", "resolved_columns", "view")
+    __slots__ = ("artifact", "cell_columns", "checker", "ents", "joins", "key_anchor_cache",
+                 "key_values", "keys", "lookup", "number_columns", "resolved_columns", "view")
 
     def __init__(self, checker: ClaimChecker, artifact: Artifact) -> None:
         self.checker = checker
         self.artifact = artifact
+        self.key_anchor_cache: tuple[str, list[Anchor]] | None = None
         resolve = checker.resolve
         memo = checker.memo
         view: set[str | None] = set()
