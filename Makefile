@@ -1,7 +1,7 @@
 # membrane — two commands do all the set-up on a fresh machine:
 #   make demo   refine the shipped flawed example corpus (offline, no API key)
 #   make test   run the test suite, fast part (slow tests: make test-slow; CI runs both)
-#   make hermes hermes-agent's own environment (.venv-hermes) for `--proposer hermes`
+#   make hermes hermes-agent's own environment (.venv-hermes) for `--proposer hermes` and `acp`
 # Needs: python3.11 (with venv) and Java >= 11 (17 recommended) for HermiT.
 
 PYTHON ?= python3.11
@@ -37,7 +37,7 @@ hermes: $(HERMES_STAMP)
 $(HERMES_STAMP): constraints-hermes.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
-	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent==0.19.0'
+	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent[acp,mcp]==0.19.0'
 	@touch $(HERMES_STAMP)
 
 demo: $(STAMP)

@@ -136,7 +136,8 @@ def _hermes(ctx: GateContext) -> Proposer:
 
 
 def _acp(ctx: GateContext) -> Proposer:
-    """Any ACP agent as a separate process; its sandbox is `.membrane/acp/`."""
+    """Any ACP agent as a separate process (default: hermes through the locked launcher);
+    its sandbox is `.membrane/acp/`."""
     from effectors.proposers.acp import AcpProposer
     from effectors.proposers.openai_client import TranscriptStore
 
@@ -149,6 +150,7 @@ def _acp(ctx: GateContext) -> Proposer:
         seed=ctx.seed,
         transcripts=store,
         replay=ctx.replay,
+        llm=ctx.llm,
     )
 
 

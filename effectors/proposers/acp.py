@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from effectors.proposers.acp_launch import locked_hermes, write_settings
 from effectors.proposers.openai_client import CircuitBreaker, TranscriptStore, request_key
 from effectors.proposers.prompting import parse_answer, system_prompt, user_message
 from effectors.proposers.tools import ScaffoldTools, function_schemas
@@ -45,7 +46,7 @@ from harness.errors import ConfigError, EndpointUnavailable, InfrastructureError
 from harness.models import CallUsage, Proposal, ProposalRequest
 from harness.pack import Pack
 from harness.pools import Pools
-from harness.workspace import AcpConfig
+from harness.workspace import AcpConfig, LlmConfig
 
 __all__ = ["AcpProposer"]
 
@@ -72,16 +73,15 @@ class AcpProposer:
         seed: int = 0,
         transcripts: TranscriptStore | None = None,
         replay: bool = False,
+        llm: LlmConfig | None = None,
         environ: Mapping[str, str] = os.environ,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if replay and transcripts is None:
             raise ConfigError("--replay needs a transcript folder")
-        if not settings.command and not replay:
-            raise ConfigError(
-                "the acp proposer needs the agent's command",
-                hint='set `command = ["/path/to/agent", "--acp"]` under [acp] in membrane.toml',
-            )
+        self.locked_hermes = not settings.command  # the default agent: hermes, locked
+        if self.locked_hermes and not replay:
+            settings = locked_hermes(settings, llm, sandbox / "hermes", environ)
         self.pack = pack
         self.pools = pools
         self.settings = settings
@@ -90,8 +90,14 @@ class AcpProposer:
         self.transcripts = transcripts
         self.replay = replay
         self.clock = clock
-        self.agent = settings.name or (Path(settings.command[0]).name if settings.command else "")
         self.system = system_prompt(pack)
+        if self.locked_hermes and not replay:
+            write_settings(sandbox / "hermes", llm or LlmConfig(), self.system, seed)
+        self.agent = settings.name or (
+            f"hermes-acp:{(llm or LlmConfig()).model}"
+            if self.locked_hermes
+            else Path(settings.command[0]).name
+        )
         self.schemas = function_schemas(pack)
         self.matcher = EntityMatcher(pools)
         self.breaker = CircuitBreaker(settings.breaker_failures)
@@ -165,8 +171,9 @@ class AcpProposer:
             )
         if self._live is None:
             self._live = Live(self.settings, self.sandbox, self.schemas, self._environ)
+        system = None if self.locked_hermes else self.system  # the launcher sets it itself
         result: dict[str, Any] = self._live.turn(
-            request.run_id, self.system, user, tools, min(left, self.settings.prompt_timeout_s)
+            request.run_id, system, user, tools, min(left, self.settings.prompt_timeout_s)
         )
         failure = result.get("failure")
         if isinstance(failure, dict):

@@ -62,7 +62,7 @@ class Live:
         return (self.sandbox / "work").resolve()
 
     def turn(
-        self, run_id: str, system: str, user: str, tools: ScaffoldTools, timeout: float
+        self, run_id: str, system: str | None, user: str, tools: ScaffoldTools, timeout: float
     ) -> dict[str, Any]:
         try:
             return self._turn(run_id, system, user, tools, timeout)
@@ -79,7 +79,7 @@ class Live:
             self.bridge.bind(None)
 
     def _turn(
-        self, run_id: str, system: str, user: str, tools: ScaffoldTools, timeout: float
+        self, run_id: str, system: str | None, user: str, tools: ScaffoldTools, timeout: float
     ) -> dict[str, Any]:
         agent = self._agent()
         first = run_id not in self.sessions
@@ -91,7 +91,7 @@ class Live:
             )
         session = self.sessions[run_id]
         self.bridge.bind(tools)
-        texts = [system, user] if first else [user]
+        texts = [system, user] if first and system is not None else [user]
         try:
             reply, turn = self._call(agent.prompt(session, texts), timeout, "the prompt turn")
         except AgentFailure as exc:
