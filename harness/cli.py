@@ -5,7 +5,8 @@ Exit codes:
   0  success
   1  internal error (a bug: please report it)
   2  bad input or setup: a corpus line, an artifact file, a pack file, membrane.toml, an option
-  3  `batch --strict` / `refine`: some run did not commit (EXHAUSTED, FAILED or HELD)
+  3  `batch --strict` / `refine`: some run did not commit (EXHAUSTED, FAILED or HELD; with
+     --strict, a settled run a rerun skipped counts too)
   4  `trace verify`: a trace does not verify (tampered, truncated or unanchored)
   5  `batch` / `refine`: a model endpoint is unavailable (circuit breaker open) or a
      `--replay` found no transcript; the batch stopped early (rerun to resume)
@@ -248,7 +249,11 @@ def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> No
                 metavar="N",
                 help="runs stepped in lockstep (default 256)",
             )
-            c.add_argument("--strict", action="store_true", help="exit 3 if any run did not commit")
+            c.add_argument(
+                "--strict",
+                action="store_true",
+                help="exit 3 if any run did not commit, counting the settled runs a rerun skips",
+            )
             c.add_argument(
                 "--strict-input",
                 action="store_true",

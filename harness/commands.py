@@ -164,12 +164,15 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
             replay=args.replay,
             progress=progress,
         )
-    not_committed = [r for r in result.runs if r.state != "COMMITTED"]
+    # a rerun skips what already settled: --strict reflects those runs' states too
+    not_committed = [r.state for r in result.runs if r.state != "COMMITTED"] + [
+        st for st in result.skipped_states.values() if st != "COMMITTED"]
     if args.json:
         emit_json(
             {
                 "runs": result.runs,
                 "skipped": result.skipped,
+                "skipped_states": result.skipped_states,
                 "errors": result.errors,
                 "seconds": round(result.seconds, 3),
                 "artifacts_per_s": round(result.artifacts_per_s, 2),
@@ -204,7 +207,12 @@ def _summary(result: api.BatchResult) -> None:
     for r in result.runs:
         states[r.state] = states.get(r.state, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "nothing to do"
-    skipped = f"; {len(result.skipped)} already settled (skipped)" if result.skipped else ""
+    settled: dict[str, int] = {}
+    for st in result.skipped_states.values():
+        settled[st] = settled.get(st, 0) + 1
+    skipped = (f"; {len(result.skipped)} already settled (skipped: "
+               + ", ".join(f"{n} {s}" for s, n in sorted(settled.items())) + ")"
+               if result.skipped else "")
     bad = f"; {len(result.errors)} bad input line(s)" if result.errors else ""
     tokens = f"; {result.tokens} model tokens" if result.tokens else ""
     out.print(

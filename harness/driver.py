@@ -48,6 +48,7 @@ class RunSummary:
 class BatchResult:
     runs: list[RunSummary] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # already settled for the same input
+    skipped_states: dict[str, str] = field(default_factory=dict)  # skipped id -> settled state
     errors: list[CorpusError] = field(default_factory=list)
     seconds: float = 0.0
     recovered: dict[str, int] = field(default_factory=dict)
@@ -101,12 +102,14 @@ class BatchRun:
         self.pack, self.pack_version = pack, pack_version
         self.result = BatchResult()
         self._t0 = time.perf_counter()
-        settled = eng.ledger.finished_inputs()
+        settled = eng.ledger.settled_inputs()
         self._todo: list[tuple[Artifact, bytes]] = []
         for a in artifacts:
             data = artifact_bytes(a)
-            if (a.id, content_hash(data)) in settled:
+            state = settled.get((a.id, content_hash(data)))
+            if state is not None:
                 self.result.skipped.append(a.id)
+                self.result.skipped_states[a.id] = state
             else:
                 self._todo.append((a, data))
         self._next = 0  # index into _todo of the next artifact to start

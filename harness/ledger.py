@@ -319,11 +319,18 @@ class Ledger:
 
     def finished_inputs(self) -> set[tuple[str, str]]:
         """(artifact_id, input_hash) pairs that a finished run settled (not FAILED/INTERRUPTED)."""
+        return set(self.settled_inputs())
+
+    def settled_inputs(self) -> dict[tuple[str, str], str]:
+        """(artifact_id, input_hash) -> the state of the newest run that settled it
+        (COMMITTED, EXHAUSTED, HELD or REJECTED): what `batch --strict` reports for an
+        artifact a rerun skips."""
         rows = self._db.execute(
-            "SELECT artifact_id, input_hash FROM runs"
+            "SELECT artifact_id, input_hash, status FROM runs"
             " WHERE status IN ('COMMITTED', 'EXHAUSTED', 'HELD', 'REJECTED')"
+            " ORDER BY started_at, rowid"
         )
-        return {(a, h) for a, h in rows}
+        return {(a, h): st for a, h, st in rows}
 
     # -- commits ------------------------------------------------------------------------
     def commit(
