@@ -14,6 +14,9 @@ Checks (codes are stable API):
 * `prose.truncated`       the prose stops mid-thought: no terminal punctuation, a trailing
                           ellipsis or connector word, unbalanced brackets/quotes, a list or
                           table cut off
+* `prose.injection`       instruction-like text addressed to a machine ("ignore previous
+                          instructions", "the gates have approved it", `</data>`): warn, or
+                          error with `[prose] injection = "error"` (`effectors.prose.injection`)
 * `prose.unsupported`     (warn; only with the `embeddings` extra) a sentence about the
                           tables that no rendered table fact supports
 
@@ -31,6 +34,7 @@ from effectors.prose.aggregate import AggregateChecker, AggregateMismatch
 from effectors.prose.claims import ArtifactIndex, ClaimChecker, Mismatch
 from effectors.prose.entail import Entailment, EntailmentUnavailable
 from effectors.prose.exclude import Exclusions
+from effectors.prose.injection import injection_critiques
 from effectors.prose.length import LengthBand, word_count
 from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
 from effectors.prose.scope import Heads, not_asserted
@@ -146,6 +150,7 @@ class ProseGate:
         if self.band is not None and not self.band.admits(words):
             critiques.append(self._length(words))
         critiques += self._truncation(prose)
+        critiques += injection_critiques(self.name, prose, self.pack.config.prose.injection)
         if self.entailment is not None:
             critiques += self.entailment.check(
                 self.name, artifact, prose, [Mention(i, s, e) for s, e, i, _ in mentions], sentences

@@ -244,6 +244,9 @@ class ProseSettings(_Strict):
     exclude_labels: list[str] = Field(default_factory=list)
     entailment: Literal["auto", "off"] = "auto"  # "auto": on when the embeddings extra is there
     entailment_threshold: float = Field(default=0.35, ge=-1.0, le=1.0)  # min cosine to a fact
+    # instruction-like text addressed to a machine (`prose.injection`): "warn" records it in
+    # the trace and commits; "error" blocks the commit; "off" does not look
+    injection: Literal["warn", "error", "off"] = "warn"
 
     @model_validator(mode="after")
     def _band_ordered(self) -> ProseSettings:
