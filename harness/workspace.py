@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -88,6 +88,9 @@ class LlmConfig(BaseModel):
             raise ConfigError(f"${var} is invalid: {first['msg']}") from exc
 
 
+_EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
 class AcpConfig(BaseModel):
     """`[acp]`: the agent the `acp` proposer starts and speaks the Agent Client Protocol to
     (README "ACP proposer"). `command` is argv (no shell); the agent gets only the variables
@@ -97,8 +100,8 @@ class AcpConfig(BaseModel):
 
     command: tuple[str, ...] = Field(default=(), max_length=100)
     name: str = Field(default="", max_length=200)  # in the transcript key; default: argv[0]'s name
-    env: dict[str, str] = Field(default_factory=dict)
-    pass_env: tuple[str, ...] = Field(default=("PATH", "LANG", "LC_ALL"), max_length=100)
+    env: dict[_EnvName, str] = Field(default_factory=dict)
+    pass_env: tuple[_EnvName, ...] = Field(default=("PATH", "LANG", "LC_ALL"), max_length=100)
     start_timeout_s: float = Field(default=60.0, gt=0, le=3600)  # spawn + initialize
     prompt_timeout_s: float = Field(default=300.0, gt=0, le=86_400)  # one attempt's turn
     run_timeout_s: float = Field(default=900.0, gt=0, le=86_400)  # all attempts of a run

@@ -218,3 +218,21 @@ def test_a_missing_agent_command_is_a_config_error(
 ) -> None:
     with pytest.raises(ConfigError, match=r"\[acp\]"):
         make(facility_pack, facility_pools, tmp_path, None)
+
+
+def test_a_replay_with_no_transcript_stops_and_never_starts_the_agent(
+    facility_pack: Pack, facility_pools: Pools, tmp_path: Path, agent: Agent, candidate: Artifact
+) -> None:
+    p = make(facility_pack, facility_pools, tmp_path / "ws", agent, replay=True)
+    with pytest.raises(EndpointUnavailable, match="replay: no acp transcript"):
+        p.propose(request_for(candidate))
+    p.close()
+    assert agent.log() == [] and not (tmp_path / "ws" / ".membrane" / "acp").exists()
+
+
+def test_a_bad_variable_name_in_acp_env_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    from harness.workspace import Workspace
+
+    (tmp_path / "membrane.toml").write_text('[acp]\nenv = { "NOT A NAME" = "x" }\n')
+    with pytest.raises(ConfigError, match=r"membrane.toml: invalid `acp.env"):
+        Workspace(tmp_path).config()
