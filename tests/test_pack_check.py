@@ -201,3 +201,41 @@ def test_key_lines_never_fails_and_points_into_the_text(text: str, loc: list[str
     assert all(1 <= line <= n for line in index.values())
     line = locate(index, loc)
     assert line is None or 1 <= line <= n
+
+
+_VALUES = ['""', "0", "-1", '"x"', "[]", "{}", "true", '"RoomRows"', '"hasMaker"', '["nope"]',
+           '{ kind = "id" }', '"rooms.floor"', "1e400"]
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["drop", "dup", "value"]),
+                          st.sampled_from(_VALUES)), min_size=1, max_size=3))
+def test_a_mutated_pack_toml_never_breaks_check_and_agrees_with_load_pack(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[int, str, str]]
+) -> None:
+    """Random edits of the facility pack.toml: check never raises, and it reports an error
+    exactly when load_pack (the batch's first step) refuses the pack."""
+    pack = tmp_path_factory.mktemp("mutated")
+    shutil.copytree(FACILITY, pack, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("corpus", "__pycache__"))
+    lines = (FACILITY / "pack.toml").read_text(encoding="utf-8").splitlines()
+    for at, op, value in edits:
+        i = at % len(lines)
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif "=" in lines[i] and not lines[i].lstrip().startswith(("#", "[")):
+            lines[i] = lines[i].split("=", 1)[0] + "= " + value
+    (pack / "pack.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = check_pack(pack)
+    try:
+        load_pack(pack)
+    except PackError as exc:
+        assert report.errors, f"load_pack refuses ({exc.message}) but check reports no error"
+    else:
+        toml = [e for e in report.errors if e.code.startswith("toml")]
+        assert not toml, [e.render() for e in toml]  # the same models, the same verdict
+        setup = [e for e in report.errors if e.code == "batch-setup"]
+        assert not setup, [e.render() for e in setup]  # the piece-wise checks saw it first
