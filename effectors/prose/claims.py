@@ -56,6 +56,7 @@ _NUM_BEFORE = re.compile(rf"(?<![\w.−])(?<![^\W\d_]-){_NUMBER}[ \u00a0-]?$")
 _ORD_BEFORE = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)[ \u00a0]+$")
 _NUM_AFTER = re.compile(rf"\s+{_NUMBER}(?![\w\-−]|\.\d)")
 _BREAK = re.compile(r"[.;:!?\n]")
+_SEPARATORS = frozenset(" \u00a0-\n")
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
 _DIGIT_LETTER = re.compile(r"\d[A-Za-z]")
@@ -555,7 +556,18 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
                    ) -> tuple[int, str] | None:
     """(start, digits) of the number `regex` finds ending at `hi` (searched in [lo, hi)),
     read from digits or, failing that, from number words ("sixty", "sixth")."""
-    m = regex.search(text, lo, hi)
+    if regex is _NUM_BEFORE:
+        # the number ends with a digit, at most two separators before `hi` ("48 kW",
+        # "48 \nkW"); a letter there may end number words ("sixty kW"); anything else: none
+        end = hi
+        while end > lo and hi - end < 2 and text[end - 1] in _SEPARATORS:
+            end -= 1
+        last = text[end - 1] if end > lo else ""
+        if not last.isalnum():
+            return None
+        m = regex.search(text, lo, hi) if last.isdigit() else None
+    else:
+        m = regex.search(text, lo, hi)
     if m is not None:
         return m.start(1), m.group(1)
     view, moved = numeric_view(text[lo:hi])
