@@ -115,7 +115,7 @@ class OntologyCheck:
             from ontology.load import load_ontology
 
             try:
-                base = load_ontology(self.pack.ontology_path).ntriples()
+                base = load_ontology(self.pack.ontology_path, self.pack.ontology_imports).ntriples()
             except MembraneError as exc:
                 raise ValueError(f"the pack's ontology does not load: {exc}") from exc
             path = tmp / "with-lesson.nt"

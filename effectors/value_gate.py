@@ -98,7 +98,9 @@ class ValueGate(FindingsMixin):
         self.index = index
         self.pools: Pools = index.pools
         self.naive = naive
-        self.runner: Reasoner = runner or (OwlreadyReasoner() if naive else default_reasoner())
+        timeout = pack.config.ontology.reasoner_timeout_s
+        self.runner: Reasoner = runner or (
+            OwlreadyReasoner() if naive else default_reasoner(timeout_s=timeout))
         self._base = BaseOntology.of(base_nt)
         self._violation = BaseOntology.of(violation_nt)
         policy = pack.config.policy
@@ -125,7 +127,8 @@ class ValueGate(FindingsMixin):
         cls, pack: Pack, cache_dir: Path, runner: Reasoner | None = None, *, naive: bool = False
     ) -> ValueGate:
         """Load (or build and cache) the classified ontology; setup errors are `PackError`s."""
-        builder = runner if isinstance(runner, HermitRunner) else HermitRunner()
+        builder = runner if isinstance(runner, HermitRunner) else HermitRunner(
+            timeout_s=pack.config.ontology.reasoner_timeout_s)
         index, base_nt, violation_nt = load_index(pack, cache_dir, builder)
         return cls(pack, index, base_nt, violation_nt, runner, naive=naive)
 

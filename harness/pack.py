@@ -78,6 +78,11 @@ class OntologySettings(_Strict):
     matching: Literal["standard", "loose"] = "standard"
     canonical: Literal["label", "iri"] = "label"
     aliases: dict[str, str] = Field(default_factory=dict)
+    # how long one HermiT call may take (the first classification of a large ontology, or
+    # one cohort's check); past it: a setup error at classification, a FAILED run later
+    reasoner_timeout_s: float = Field(default=300.0, ge=0.01, le=86_400.0)
+    # owl:imports IRI -> local file (relative to the pack folder), instead of the naming rule
+    imports: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("aliases")
     @classmethod
@@ -401,6 +406,11 @@ class Pack:
         return self.root / self.config.files.ontology
 
     @property
+    def ontology_imports(self) -> dict[str, Path]:
+        """`[ontology.imports]`: owl:imports IRI -> the local file that stands for it."""
+        return {iri: self.root / f for iri, f in self.config.ontology.imports.items()}
+
+    @property
     def spine_path(self) -> Path:
         return self.root / self.config.files.spine
 
@@ -480,6 +490,15 @@ def load_pack(path: Path | str) -> Pack:
                 f"the {label} file named in pack.toml does not exist",
                 file=p,
                 hint=f"fix [files].{label} in {toml_path}",
+            )
+    for iri, file in config.ontology.imports.items():
+        target = (pack.root / file).resolve()
+        if ":" not in iri or not target.is_relative_to(pack.root) or not target.is_file():
+            raise PackError(
+                f"[ontology.imports] maps {iri!r} to {file!r}: "
+                + ("not an IRI" if ":" not in iri else "no such file in the pack folder"),
+                file=toml_path,
+                hint="map each owl:imports IRI to an ontology file inside the pack folder",
             )
     chapter = config.files.chapter
     if chapter is not None and not (pack.root / chapter).resolve().is_relative_to(pack.root):

@@ -31,7 +31,7 @@ from ontology.dl import check_simple_properties
 from ontology.independence import rows_independent
 from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
-from ontology.reason import THING, Classification, HermitRunner
+from ontology.reason import THING, TIMEOUT_ADVICE, Classification, HermitRunner, ReasonerTimeout
 from ontology.rules import RuleBuilder
 from ontology.warm import default_reasoner
 
@@ -46,9 +46,10 @@ def _cache_key(pack: Pack) -> tuple[str, str]:
     bindings = json.dumps(
         {t: b.model_dump() for t, b in pack.tables.items()}, sort_keys=True
     )
-    onto = ontology_hash(pack.ontology_path)
+    imports = pack.ontology_imports
+    onto = ontology_hash(pack.ontology_path, imports=imports)
     salt = CODE_VERSION + bindings + pack.config.ontology.namespace
-    key = ontology_hash(pack.ontology_path, salt)
+    key = ontology_hash(pack.ontology_path, salt, imports)
     return onto, key
 
 
@@ -66,7 +67,17 @@ def load_index(
                         paths[2].read_text("utf-8"))
         except ValueError:
             pass  # a stale or damaged cache entry: rebuild it
-    index, base_nt, viol_nt = build_index(pack, runner or HermitRunner(), onto_hash, key)
+    timeout = pack.config.ontology.reasoner_timeout_s
+    try:
+        index, base_nt, viol_nt = build_index(
+            pack, runner or HermitRunner(timeout_s=timeout), onto_hash, key)
+    except ReasonerTimeout as exc:  # the pack's ontology, not a bug: a setup error (exit 2)
+        raise PackError(
+            f"HermiT did not classify the ontology within {exc.timeout_s:g} s "
+            "(membrane classifies it once, then caches the result)",
+            file=pack.ontology_path,
+            hint=TIMEOUT_ADVICE,
+        ) from exc
     cache_dir.mkdir(parents=True, exist_ok=True)
     for path, text in zip(paths, (index.model_dump_json(), base_nt, viol_nt), strict=True):
         tmp = path.with_suffix(path.suffix + ".tmp")
@@ -100,7 +111,7 @@ def check_ontology(pack: Pack, cache_dir: Path) -> None:
     _, key = _cache_key(pack)
     if (cache_dir / f"ontology-{key[:32]}.json").is_file():
         return
-    loaded = load_ontology(pack.ontology_path)
+    loaded = load_ontology(pack.ontology_path, pack.ontology_imports)
     _check_bindings(pack, loaded)
     check_simple_properties(loaded.ntriples(), pack.ontology_path)
 
@@ -113,7 +124,7 @@ def load_pools(pack: Pack, cache_dir: Path) -> Pools:
 def build_index(
     pack: Pack, runner: HermitRunner, onto_hash: str, key: str
 ) -> tuple[OntologyIndex, str, str]:
-    loaded = load_ontology(pack.ontology_path)
+    loaded = load_ontology(pack.ontology_path, pack.ontology_imports)
     row_classes, props = _check_bindings(pack, loaded)
     base_nt = loaded.ntriples()
     check_simple_properties(base_nt, pack.ontology_path)  # HermiT would fail with a trace

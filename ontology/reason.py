@@ -139,6 +139,19 @@ def parse_classification(text: str) -> Classification:
     return result
 
 
+TIMEOUT_ADVICE = ("raise `reasoner_timeout_s` under [ontology] in pack.toml, or give HermiT "
+                  "less to do: import only the modules of a large ontology the pack needs")
+
+
+class ReasonerTimeout(InfrastructureError):
+    """HermiT did not answer within the pack's `[ontology] reasoner_timeout_s`."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        super().__init__(f"HermiT did not answer within {timeout_s:g} s; nothing was admitted "
+                         f"({TIMEOUT_ADVICE})")
+
+
 @dataclass
 class HermitRunner:
     """Runs the bundled HermiT. Counts its calls and the seconds spent (for metrics/bench)."""
@@ -197,9 +210,7 @@ class HermitRunner:
                     command, capture_output=True, timeout=self.timeout_s, check=False
                 )
             except subprocess.TimeoutExpired as exc:
-                raise InfrastructureError(
-                    f"HermiT did not answer within {self.timeout_s:.0f} s; nothing was admitted"
-                ) from exc
+                raise ReasonerTimeout(self.timeout_s) from exc
             except OSError as exc:
                 raise InfrastructureError(f"cannot start HermiT ({java}): {exc}") from exc
             finally:

@@ -26,7 +26,13 @@ from typing import Any
 import owlready2
 
 from harness.errors import InfrastructureError
-from ontology.reason import BaseOntology, HermitRunner, Reasoner, java_executable
+from ontology.reason import (
+    BaseOntology,
+    HermitRunner,
+    Reasoner,
+    ReasonerTimeout,
+    java_executable,
+)
 from ontology.render import RowFacts
 
 __all__ = ["WarmHermit", "default_reasoner", "warm_available"]
@@ -191,6 +197,8 @@ class WarmHermit:
                 timer.cancel()
                 reasoner.dispose()
         except self._j["exception"] as exc:
+            if "Interrupted" in type(exc).__name__:
+                raise ReasonerTimeout(self.timeout_s) from exc
             raise InfrastructureError(_java_failure(exc, self.memory_mb, self.timeout_s)) from exc
         finally:
             if ont is not None:
@@ -198,9 +206,7 @@ class WarmHermit:
             elapsed = time.perf_counter() - t0
             self.seconds += elapsed
         if elapsed > self.timeout_s:
-            raise InfrastructureError(
-                f"HermiT did not answer within {self.timeout_s:g} s; nothing was admitted"
-            )
+            raise ReasonerTimeout(self.timeout_s)
         return answer
 
 
