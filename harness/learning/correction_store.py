@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -38,6 +37,7 @@ import orjson
 from harness.learning.distill import Envelope, NoteScope, Violation
 from harness.learning.lessons import Advice
 from harness.learning.similar import Similarity
+from harness.learning.sqlite_tx import Transactional
 
 __all__ = [
     "BacklogEntry",
@@ -235,7 +235,7 @@ def _dumps(x: Any) -> str:
     return orjson.dumps(x, option=orjson.OPT_SORT_KEYS).decode()
 
 
-class CorrectionStore:
+class CorrectionStore(Transactional):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -257,27 +257,6 @@ class CorrectionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing (nests: the outermost commits)."""
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        finally:
-            self._depth = 0
-        self._db.execute("COMMIT")
 
     # -- captures ----------------------------------------------------------------------
     def has_capture(self, capture_id: str) -> bool:

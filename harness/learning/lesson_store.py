@@ -21,8 +21,7 @@ be read back.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +35,7 @@ from harness.learning.lessons import (
     Scope,
     Signal,
 )
+from harness.learning.sqlite_tx import Transactional
 
 __all__ = ["DEFAULT_BUDGET", "Lesson", "LessonStore", "StoreResult"]
 
@@ -149,7 +149,7 @@ class StoreResult:
     reason: str = ""
 
 
-class LessonStore:
+class LessonStore(Transactional):
     def __init__(self, path: Path, budget: int = DEFAULT_BUDGET) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.budget = budget
@@ -162,27 +162,6 @@ class LessonStore:
 
     def close(self) -> None:
         self._db.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing (nests: the outermost commits)."""
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        finally:
-            self._depth = 0
-        self._db.execute("COMMIT")
 
     # -- writes a pass makes -----------------------------------------------------------
     def apply(self, p: LessonProposal, at: str) -> StoreResult:
