@@ -236,8 +236,8 @@ class ValueGate(FindingsMixin):
         c = _Check(index=index, artifact=artifact)
         for t_index, (table, binding) in enumerate(self.pack.tables.items()):
             base = self.index.row_class_iris[table]
-            bound = [(n, col.kind, col.property) for n, col in binding.columns.items()
-                     if col.kind != "id" and col.property]
+            bound = [(n, col.kind, col.property or "") for n, col in binding.columns.items()
+                     if col.kind != "id" and (col.property or col.kind == "text")]
             for row_i, row in enumerate(artifact.tables.get(table, [])):
                 c.cells += len(row)
                 judged = [(n, kind, p, self._judge_cell(table, n, kind, p, row.get(n)))

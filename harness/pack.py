@@ -100,7 +100,9 @@ class ColumnBinding(_Strict):
     kind = "object": value must be a pool individual (IRI fragment or label) via `property`
     kind = "data":   a literal checked against the datatype facets of `property`
     kind = "text":   free text (a title) bound to an xsd:string data property; checked only
-                     for placeholders and length (`max_length`), never matched to entities
+                     for placeholders and length (`max_length`), never matched to entities;
+                     without `property` it is not in the ontology at all (unchecked text:
+                     a third-party ontology need not declare a property for it)
     """
 
     kind: Literal["id", "object", "data", "text"]
@@ -109,7 +111,7 @@ class ColumnBinding(_Strict):
 
     @model_validator(mode="after")
     def _property_needed(self) -> ColumnBinding:
-        if self.kind != "id" and not self.property:
+        if self.kind not in ("id", "text") and not self.property:
             raise ValueError(f"a column of kind {self.kind!r} needs a `property`")
         if self.max_length is not None and self.kind != "text":
             raise ValueError('`max_length` is for columns of kind "text"')
