@@ -341,11 +341,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="print attempt N's candidate, verdicts and critique (from scratch/)",
     )
-    tcmd(
+    v = tcmd(
         "verify",
         "verify hash chains against the ledger anchors (all runs, or one)",
         "membrane trace verify fac-0001.r1",
-    ).add_argument("run", nargs="?")
+    )
+    v.add_argument("run", nargs="?")
+    v.add_argument(
+        "--checkpoint",
+        metavar="ROOT|FILE",
+        help="also prove the workspace extends this checkpoint (`trace checkpoint`): any "
+        "anchor before it removed, edited, reordered or recomputed is a failure",
+    )
+    tcmd(
+        "checkpoint",
+        "print the workspace checkpoint (a hash chain over every run's anchor, with its "
+        "size) to keep outside the workspace",
+        "membrane trace checkpoint --json",
+    )
     w = tcmd(
         "why",
         "provenance of one committed cell",

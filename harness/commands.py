@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import api, diagram, inspect, storage
+from harness import api, checkpoint, diagram, inspect, storage
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.cli_pack import COMMANDS as PACK_COMMANDS
 from harness.errors import StorageError
@@ -65,6 +65,7 @@ def _dispatch(args: argparse.Namespace, root: Path) -> int:
             "show": _trace_show,
             "verify": _trace_verify,
             "why": _trace_why,
+            "checkpoint": _trace_checkpoint,
         }[args.trace_command]
         return handler(args, root)
     if args.command == "rules":
@@ -181,6 +182,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
                 "halted": result.halted,
                 "not_started": result.not_started,
                 "report": result.report.to_dict() if result.report else None,
+                "checkpoint": vars(checkpoint.make_checkpoint(Workspace(root))),
             }
         )
     else:
@@ -663,14 +665,56 @@ def _describe(ev: dict[str, Any]) -> str:
     return str(ev.get("message", ""))
 
 
+def _trace_checkpoint(args: argparse.Namespace, root: Path) -> int:
+    cp = checkpoint.make_checkpoint(Workspace(root))
+    if args.json:
+        emit_json({"size": cp.size, "root": cp.root, "text": cp.text()})
+    else:
+        sys.stdout.write(cp.text() + "\n")  # one line, never wrapped: it is kept and compared
+    return EXIT_OK
+
+
+def _verify_checkpoint(args: argparse.Namespace, root: Path) -> dict[str, Any] | None:
+    """`trace verify --checkpoint`: what it found (None when not asked), printed unless
+    --json (the caller adds it to its JSON)."""
+    if not args.checkpoint:
+        return None
+    ws = Workspace(root)
+    check = checkpoint.verify_against(ws, checkpoint.parse_checkpoint(args.checkpoint))
+    problems = check.problems + checkpoint.verify_published_files(ws)
+    cp = check.checkpoint
+    if not args.json:
+        for code, run, problem in problems:
+            out.print(f"FAIL {run or 'workspace'}: {problem} ({code})", markup=False)
+        if cp is not None:
+            out.print(
+                f"checkpoint of {cp.size} anchor(s): "
+                + ("extended" if not problems else f"{len(problems)} problem(s)")
+                + f"; {len(check.new)} run(s) anchored after it",
+                markup=False,
+            )
+    return {
+        "checkpoint": {"size": cp.size, "root": cp.root} if cp else None,
+        "size_now": check.size_now,
+        "problems": [{"code": c, "run_id": r, "problem": p} for c, r, p in problems],
+        "new_runs": check.new,
+    }
+
+
 def _trace_verify(args: argparse.Namespace, root: Path) -> int:
+    against = _verify_checkpoint(args, root)
     results = inspect.verify_traces(Workspace(root), args.run)
     broken = [r for r in results if not r.ok]
     commits = inspect.verify_commits(Workspace(root), args.run)  # what is published, hashed
     bad = broken + commits
     chapters = inspect.verify_committed_chapters(Workspace(root), args.run)
     if args.json:
-        emit_json({"verified": len(results) - len(broken), "failed": bad, "chapters": chapters})
+        data: dict[str, Any] = {
+            "verified": len(results) - len(broken),
+            "failed": bad,
+            "chapters": chapters,
+        }
+        emit_json(data if against is None else {**data, "against_checkpoint": against})
     else:
         for r in bad:
             out.print(f"FAIL {r.run_id}: {r.problem}", markup=False)
@@ -681,7 +725,8 @@ def _trace_verify(args: argparse.Namespace, root: Path) -> int:
             out.print(f"{len(commits)} committed artifact(s) differ from what was published")
         if chapters:
             out.print(f"{len(chapters)} chapter(s) do not match the committed corpus")
-    return EXIT_TRACE if bad or chapters else EXIT_OK
+    failed = bool(bad or chapters or (against and against["problems"]))
+    return EXIT_TRACE if failed else EXIT_OK
 
 
 def _trace_why(args: argparse.Namespace, root: Path) -> int:

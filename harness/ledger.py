@@ -24,7 +24,31 @@ from harness.storage import (
     writable,
 )
 
-__all__ = ["CommitRow", "HeldRow", "Ledger", "RunRow"]
+__all__ = ["AnchorEntry", "CommitRow", "HeldRow", "Ledger", "RunRow"]
+
+# one anchor-log row from the ledger's current state, per finished run (a run's content: its
+# commit's, else its held row's): what a ledger older than the log backfills, in run order
+_ANCHOR_OF = (
+    "SELECT r.run_id, r.trace_len, r.trace_head, r.status,"
+    " COALESCE((SELECT c.content_hash FROM commits c WHERE c.run_id = r.run_id),"
+    " (SELECT h.content_hash FROM held h WHERE h.run_id = r.run_id)) FROM runs r"
+)
+_LOG_ANCHOR = (
+    "INSERT INTO anchor_log (run_id, trace_len, trace_head, status, content_hash) "
+    + _ANCHOR_OF
+    + " WHERE r.run_id = ? AND r.trace_len IS NOT NULL AND r.trace_head IS NOT NULL"
+)
+
+_ANCHOR_LOG_DDL = """
+CREATE TABLE IF NOT EXISTS anchor_log (     -- every anchor a run was given, in that order;
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,  -- append-only: the workspace checkpoint
+    run_id       TEXT NOT NULL,                 -- (harness.checkpoint) is a hash chain
+    trace_len    INTEGER NOT NULL,              -- over it
+    trace_head   TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    content_hash TEXT                           -- what the run published (or holds), if any
+)
+"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -83,7 +107,7 @@ CREATE TABLE IF NOT EXISTS meta (
 """
 
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -111,6 +135,16 @@ class HeldRow:
     why: str = ""
     reviewed_at: str | None = None
     note: str | None = None
+
+
+@dataclass(frozen=True)
+class AnchorEntry:
+    seq: int
+    run_id: str
+    trace_len: int
+    trace_head: str
+    status: str
+    content_hash: str | None
 
 
 @dataclass(frozen=True)
@@ -152,6 +186,7 @@ class Ledger:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
             self._db.executescript(_SCHEMA)
+            self._db.execute(_ANCHOR_LOG_DDL)
         except sqlite3.Error as exc:
             self._db.close()
             self._raise(exc)
@@ -226,6 +261,14 @@ class Ledger:
                         " SELECT seq, run_id, 'run', record FROM outcomes_v1"
                     )
                     self._db.execute("DROP TABLE outcomes_v1")
+            if "runs" in tables and "anchor_log" not in tables:  # v2: no anchor log yet
+                self._db.execute(_ANCHOR_LOG_DDL)
+                self._db.execute(
+                    "INSERT INTO anchor_log (run_id, trace_len, trace_head, status, content_hash) "
+                    + _ANCHOR_OF
+                    + " WHERE r.trace_len IS NOT NULL AND r.trace_head IS NOT NULL"
+                    " AND r.status != 'running' ORDER BY r.rowid"
+                )
             self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -272,6 +315,30 @@ class Ledger:
                 "INSERT OR IGNORE INTO outcomes (run_id, kind, record) VALUES (?, 'run', ?)",
                 [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
             )
+            self._db.executemany(_LOG_ANCHOR, [(rid,) for rid, *_rest in rows])
+
+    def anchor_log(self) -> list[AnchorEntry]:
+        """Every anchor the runs were given, in log order. A ledger older than the log (read
+        without migrating it) gives the entries its migration will write."""
+        has_log = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'anchor_log'"
+        ).fetchone()
+        if has_log:
+            rows = self._db.execute("SELECT * FROM anchor_log ORDER BY seq").fetchall()
+        else:
+            rows = [
+                (n, *r)
+                for n, r in enumerate(
+                    self._db.execute(
+                        _ANCHOR_OF + " WHERE r.trace_len IS NOT NULL AND r.trace_head IS NOT NULL"
+                        " AND r.status != 'running' ORDER BY r.rowid"
+                    ),
+                    start=1,
+                )
+            ]
+        return [
+            AnchorEntry(int(q), str(r), int(n), str(h), str(st), c) for q, r, n, h, st, c in rows
+        ]
 
     def outcome_records(self, after: int = 0) -> list[tuple[int, str]]:
         """(seq, record JSON) of the outcome log after `after`, in log order."""
@@ -445,6 +512,7 @@ class Ledger:
                 ("COMMITTED" if action == "approved" else "REJECTED", seq + 1, head, run_id),
             )
             self._insert_review(run_id, record, run_id, seq, payload)
+            self._db.execute(_LOG_ANCHOR, (run_id,))
 
     def _insert_next_version(self, commit: CommitRow) -> None:
         """The commit row, if it is still the artifact's next version (else ValueError)."""
@@ -499,6 +567,7 @@ class Ledger:
             )
             self._insert_next_version(commit)
             self._insert_review(undone, record, run.run_id, seq, payload)
+            self._db.execute(_LOG_ANCHOR, (run.run_id,))
 
     def append_outcome(self, kind: str, record: str, run_id: str | None = None) -> None:
         """One record into the outcome log (a relax, say), its own transaction."""
