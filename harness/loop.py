@@ -7,6 +7,7 @@ each keeping its own verdict and trace. `refine` is a cohort of one.
 
 from __future__ import annotations
 
+import errno
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -28,7 +29,7 @@ from harness.models import (
 from harness.models import Effector as E
 from harness.ports import Gate, run_gate
 from harness.run import Engines, Run
-from harness.storage import from_os_error, is_storage_errno
+from harness.storage import from_os_error, is_disk_full
 from harness.store import artifact_bytes, content_hash
 from harness.trace.events import (
     BudgetEvent,
@@ -106,7 +107,7 @@ def _run_one(effector: E, run: Run, eng: Engines) -> None:
             eng.endpoint_down = eng.endpoint_down or str(exc)
         _crash(run, effector.value, str(exc))
     except OSError as exc:
-        if is_storage_errno(exc):  # the workspace's disk refused: stop the batch, fail closed
+        if is_disk_full(exc) or exc.errno == errno.EROFS:  # the disk refused: stop the batch
             raise from_os_error(exc) from exc
         _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
 
