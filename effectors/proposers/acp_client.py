@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 LINE_LIMIT: Final = 8 * 1024 * 1024  # one JSON-RPC line from the agent
+_WEDGED_S: Final = 30.0
 _T = TypeVar("_T")
 FailureKind = Literal["crashed", "timeout", "garbage", "protocol"]
 
@@ -90,9 +91,14 @@ class LoopThread:
         self._thread.start()
 
     def call(self, coro: Coroutine[Any, Any, _T], timeout: float | None) -> _T:
-        """The coroutine's result; `TimeoutError` after `timeout` seconds (it is cancelled)."""
+        """The coroutine's result; `TimeoutError` after `timeout` seconds (it is cancelled).
+        The caller waits at most `timeout` + `_WEDGED_S` even if the loop itself is stuck."""
         future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coro, timeout), self.loop)
-        return future.result()
+        try:
+            return future.result(None if timeout is None else timeout + _WEDGED_S)
+        except TimeoutError:  # from wait_for on the loop, or the loop itself stuck
+            future.cancel()
+            raise
 
     def stop(self) -> None:
         """Cancel what still runs on the loop (waiting for it), then stop and close it."""

@@ -158,6 +158,7 @@ def test_a_permission_request_is_denied_and_the_denial_is_in_the_proposal(
     assert "permission denied: write corpus.jsonl [edit-1]" in proposal.notes
 
 
+@pytest.mark.slow
 def test_a_hang_is_a_timeout_critique_and_the_next_attempt_gets_a_new_process(
     facility_pack: Pack, facility_pools: Pools, tmp_path: Path, agent: Agent, candidate: Artifact
 ) -> None:
@@ -179,6 +180,7 @@ def test_a_hang_is_a_timeout_critique_and_the_next_attempt_gets_a_new_process(
         p.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("step", "message"),
     [("crash", "exit code 3"), ("garbage", "not JSON-RPC")],
@@ -196,6 +198,7 @@ def test_a_crash_or_garbage_is_a_critique_and_the_process_is_restarted(
     assert len(agent.log("start")) == 2
 
 
+@pytest.mark.slow
 def test_the_breaker_opens_after_repeated_agent_failures(
     facility_pack: Pack, facility_pools: Pools, tmp_path: Path, agent: Agent, candidate: Artifact
 ) -> None:
