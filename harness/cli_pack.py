@@ -51,6 +51,23 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         help="write into a folder that is not empty (the skeleton's files are replaced, "
         "others kept)",
     )
+    d = command(
+        psub,
+        common,
+        "derive",
+        "bootstrap a value ontology from sample tables under a pack's bindings: pools, and "
+        "candidate axioms admitted only if HermiT finds them consistent and every sample "
+        "artifact still passes (the rest listed in DIR/derive.json)",
+        "membrane pack derive --pack packs/facility --from-sample "
+        "packs/facility/corpus/demo.clean.jsonl --limit 20 --out derived-pack",
+    )
+    d.add_argument("--from-sample", required=True, type=Path, metavar="TABLES.jsonl",
+                   help="good artifacts (the corpus format) to derive from")
+    d.add_argument("--pack", required=True, metavar="DIR",
+                   help="the pack whose pack.toml binds the tables (its other files are copied)")
+    d.add_argument("--out", required=True, type=Path, metavar="DIR", help="the new pack's folder")
+    d.add_argument("--limit", type=int, metavar="N", help="only the sample's first N artifacts")
+    d.add_argument("--force", action="store_true", help="write into a folder that is not empty")
     t = command(
         psub,
         common,
@@ -70,6 +87,8 @@ def run(args: argparse.Namespace, root: Path) -> int:
         return _test(args)
     if args.pack_command == "new":
         return _new(args)
+    if args.pack_command == "derive":
+        return _derive(args)
     raise AssertionError(args.pack_command)  # pragma: no cover
 
 
@@ -111,4 +130,22 @@ def _new(args: argparse.Namespace) -> int:
     else:
         print(f"wrote a new pack in {args.dir}: {', '.join(written)}")
         print(f"next: membrane pack check {args.dir} && membrane pack test {args.dir}")
+    return EXIT_OK
+
+
+def _derive(args: argparse.Namespace) -> int:
+    from harness.packderive import derive_pack
+
+    report = derive_pack(args.pack, args.from_sample, args.out, force=args.force,
+                         limit=args.limit)
+    if args.json:
+        emit_json(report.as_dict())
+        return EXIT_OK
+    print(f"wrote {args.out}: pools " + ", ".join(f"{p} ({n})" for p, n in report.pools.items()))
+    for c in report.candidates:
+        verdict = "admitted" if c.admitted else f"rejected ({c.why})"
+        print(f"  {verdict}: {c.name}: {c.description}")
+    if report.left_out:
+        print(f"  assertions left out (they read the source's _pool): {', '.join(report.left_out)}")
+    print(f"next: membrane pack check {args.out}")
     return EXIT_OK
