@@ -166,7 +166,8 @@ class _Checker:
             self.report.problems.append(problem)
 
     def error(self, code: str, exc: PackError, loc: KeyPath | None = None) -> None:
-        if any(p.message == exc.message for p in self.report.errors):
+        file = self._rel(exc.file)
+        if any(p.message == exc.message and p.file == file for p in self.report.errors):
             return  # the batch's setup said again what a piece-wise check said
         self.add("error", code, exc.message, file=exc.file, line=exc.line, loc=loc,
                  fix=exc.hint or _FIXES.get(code, f"fix it ({_GUIDE})"))

@@ -310,6 +310,7 @@ _README = '''\
 # {name}
 
 A membrane pack made by `membrane pack new`: a product catalogue to grow into your domain.
+From this folder:
 
     membrane pack check {dir}    # what a batch would refuse, with file:line and a fix
     membrane pack test {dir}     # tests/*.jsonl through the real gates
@@ -336,7 +337,7 @@ def skeleton(folder: Path) -> dict[str, str]:
         "assertions/lamp_too_heavy.sql": _ASSERTION,
         "prompts/propose.md": _PROMPT,
         "tests/examples.jsonl": _TESTS.format(name=name),
-        "README.md": _README.format(name=name, dir=folder),
+        "README.md": _README.format(name=name, dir="."),
     }
     for i, text in enumerate(_REFERENCES, start=1):
         files[f"references/reference-{i:02d}.txt"] = text

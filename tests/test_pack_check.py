@@ -239,3 +239,13 @@ def test_a_mutated_pack_toml_never_breaks_check_and_agrees_with_load_pack(
         assert not toml, [e.render() for e in toml]  # the same models, the same verdict
         setup = [e for e in report.errors if e.code == "batch-setup"]
         assert not setup, [e.render() for e in setup]  # the piece-wise checks saw it first
+
+
+@pytest.mark.java
+def test_the_same_problem_in_two_files_is_reported_for_each(tmp_path: Path) -> None:
+    pack = tmp_path / "twice"
+    shutil.copytree(FACILITY, pack, ignore=shutil.ignore_patterns("corpus", "__pycache__"))
+    for name in ("a.sql", "b.sql"):
+        (pack / "assertions" / name).write_bytes(b"-- code: ri.x\n\xff\xfe\n")
+    files = {e.file for e in check_pack(pack).errors if "not UTF-8" in e.message}
+    assert files == {"assertions/a.sql", "assertions/b.sql"}
