@@ -77,3 +77,22 @@ def test_every_section_of_pack_toml_is_commented(tmp_path: Path) -> None:
 def test_the_pack_name_from_any_folder_name_is_valid(folder: str) -> None:
     name = _name(Path("/tmp") / (folder.replace("/", "_").replace("\0", "") or "x"))
     assert re.fullmatch(r"[a-z][a-z0-9_-]*", name)
+
+
+@pytest.mark.java
+def test_the_readme_commands_for_writing_a_pack_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The commands of README's "Writing a pack", as printed, from an empty folder."""
+    import shlex
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Writing a pack", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    assert [c.split()[:3] for c in commands] == [["membrane", "pack", "new"],
+                                                  ["membrane", "pack", "check"],
+                                                  ["membrane", "pack", "test"]]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert main(shlex.split(command)[1:]) == 0, (command, capsys.readouterr())
