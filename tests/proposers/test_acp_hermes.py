@@ -60,7 +60,10 @@ def hermes_model(pack: Pack, pools: Pools, seen: list[dict[str, Any]]) -> Any:
         messages = body["messages"]
         last = max(i for i, m in enumerate(messages) if m["role"] == "user")
         if not any(m["role"] == "tool" for m in messages[last:]):
-            return completion(None, tool_calls=[tool_call("mcp__membrane__draft_prose", {})])
+            call_id = f"call_{len(seen)}"  # fresh, as a model's are (hermes drops a repeated id)
+            return completion(
+                None, tool_calls=[tool_call("mcp__membrane__draft_prose", {}, call_id)]
+            )
         user = _text(messages[last]["content"])
         m = _ATTEMPT.search(user)
         assert m is not None, user[:300]
