@@ -32,6 +32,7 @@ previous turn. `--replay` answers from there and never starts the agent.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -82,6 +83,8 @@ class AcpProposer:
         self.locked_hermes = not settings.command  # the default agent: hermes, locked
         if self.locked_hermes and not replay:
             settings = locked_hermes(settings, llm, sandbox / "hermes", environ)
+        elif not replay:
+            _check_command(settings, environ)
         self.pack = pack
         self.pools = pools
         self.settings = settings
@@ -241,6 +244,19 @@ class AcpProposer:
             tokens_prompt=usage.tokens_prompt,
             tokens_completion=usage.tokens_completion,
             usage=(usage,),
+        )
+
+
+def _check_command(settings: AcpConfig, environ: Mapping[str, str]) -> None:
+    """The agent's executable exists (found on the agent's PATH when it has no slash)."""
+    program = settings.command[0]
+    path = settings.env.get("PATH", environ.get("PATH") if "PATH" in settings.pass_env else None)
+    if shutil.which(program, path=path) is None:
+        raise ConfigError(
+            f"[acp].command: {program!r} is not an executable file"
+            + ("" if "/" in program else " on the agent's PATH"),
+            hint="set `command` under [acp] in membrane.toml to the agent's argv "
+            '(e.g. ["/usr/local/bin/my-agent", "--acp"])',
         )
 
 

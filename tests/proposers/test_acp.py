@@ -239,3 +239,14 @@ def test_a_bad_variable_name_in_acp_env_is_a_config_error_naming_the_file(tmp_pa
     (tmp_path / "membrane.toml").write_text('[acp]\nenv = { "NOT A NAME" = "x" }\n')
     with pytest.raises(ConfigError, match=r"membrane.toml: invalid `acp.env"):
         Workspace(tmp_path).config()
+
+
+def test_an_agent_command_that_is_not_an_executable_is_a_config_error(
+    facility_pack: Pack, facility_pools: Pools, tmp_path: Path
+) -> None:
+    cfg = AcpConfig(command=("/nonexistent/acp-agent", "--acp"))
+    with pytest.raises(ConfigError, match=r"\[acp\]\.command: '/nonexistent/acp-agent' is not"):
+        AcpProposer(facility_pack, facility_pools, cfg, tmp_path, environ={"PATH": "/usr/bin"})
+    cfg = AcpConfig(command=("no-such-agent-on-path",))
+    with pytest.raises(ConfigError, match="on the agent's PATH"):
+        AcpProposer(facility_pack, facility_pools, cfg, tmp_path, environ={"PATH": "/usr/bin"})
