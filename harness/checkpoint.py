@@ -28,7 +28,7 @@ import orjson
 
 from harness.errors import ConfigError, TraceError
 from harness.ledger import AnchorEntry, Ledger
-from harness.trace.chain import read_trace, verify_chain
+from harness.trace.chain import event_hash, read_trace
 from harness.workspace import Workspace
 
 __all__ = [
@@ -131,18 +131,20 @@ def parse_checkpoint(given: str) -> str:
 
 
 def _hash_at(path: Path, length: int) -> str | None:
-    """The hash of record `length - 1` of a trace whose chain holds up to there, or None."""
-    if not path.is_file():
+    """The hash of record `length - 1` of a trace whose chain (seq, links, each record's
+    hash) holds up to there, or None. Reads no further than that record."""
+    if not path.is_file() or length < 1:
         return None
+    prev = ""
     try:
-        head = verify_chain(path, anchor=None)
+        for n, (_line, ev) in enumerate(read_trace(path)):
+            if ev.get("seq") != n or ev.get("prev") != prev or event_hash(ev) != ev.get("hash"):
+                return None
+            prev = str(ev["hash"])
+            if n == length - 1:
+                return prev
     except TraceError:
         return None
-    if head.length < length:
-        return None
-    for n, (_line, ev) in enumerate(read_trace(path)):
-        if n == length - 1:
-            return str(ev.get("hash"))
     return None
 
 
