@@ -354,6 +354,15 @@ class _Checker:
             elif not p.is_file():
                 self.add("error", "file-missing", "the chapter template named in pack.toml "
                          "does not exist", loc=("files", "chapter"), fix="fix [files].chapter")
+        settings: OntologySettings | None = self.parts.get("ontology")
+        for iri, file in (settings.imports if settings else {}).items():
+            target = (self.root / file).resolve()
+            if ":" not in iri or not target.is_relative_to(self.root) or not target.is_file():
+                self.add("error", "file-missing", f"[ontology.imports] maps {iri!r} to "
+                         f"{file!r}: " + ("not an IRI" if ":" not in iri
+                                          else "no such file in the pack folder"),
+                         loc=("ontology", "imports", iri), fix="map each owl:imports IRI to "
+                         "an ontology file inside the pack folder")
         for label in ("assertions", "references", "prompts"):
             p = self.root / getattr(files, label)
             if p.exists() and not p.is_dir():  # a batch reads nothing from it: no error
@@ -413,7 +422,7 @@ class _Checker:
         if not pack.ontology_path.is_file():
             return
         try:
-            loaded = load_ontology(pack.ontology_path)
+            loaded = load_ontology(pack.ontology_path, pack.ontology_imports)
         except PackError as exc:
             self.error("ontology", exc)
             return

@@ -287,22 +287,22 @@ def _ontology(s: _Sample, namespace: str, parts: list[str]) -> str:
 
 
 def _pack_toml(source: Path, namespace: str) -> str:
-    """The source's pack.toml with the derived ontology, its namespace, and no aliases (they
-    name the source ontology's individuals)."""
+    """The source's pack.toml with the derived ontology, its namespace, and no aliases or
+    imports (they name the source ontology's individuals and files)."""
     out: list[str] = []
     section, skipping = "", False
     for line in source.read_text(encoding="utf-8").splitlines():
         stripped = line.strip()
         if stripped.startswith("["):
             section = stripped.split("#")[0].strip().strip("[]").strip()
-            skipping = section == "ontology.aliases"
+            skipping = section in ("ontology.aliases", "ontology.imports")
         if skipping:
             continue
         if section == "files" and re.match(r"^\s*ontology\s*=", line):
             out.append(f'ontology = "{ONTOLOGY_FILE}"')
         elif section == "ontology" and re.match(r"^\s*namespace\s*=", line):
             out.append(f'namespace = "{namespace}"')
-        elif not (section == "ontology" and re.match(r"^\s*aliases\s*=", line)):
+        elif not (section == "ontology" and re.match(r"^\s*(aliases|imports)\s*=", line)):
             out.append(line)
     return "\n".join(out) + "\n"
 

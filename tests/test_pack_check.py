@@ -47,6 +47,9 @@ TOML_MISTAKES = [
     ("a row class the ontology lacks", 'row_class = "RoomRow"', 'row_class = "RoomRows"'),
     ("a chapter template that does not exist", 'prompts = "prompts"',
      'prompts = "prompts"\nchapter = "chapter.md.j2"'),
+    ("an import mapped to no file", '[ontology.aliases]',
+     '[ontology.imports]\n"http://example.org/upper.owl" = "ontology/upper.owl"\n\n'
+     '[ontology.aliases]'),
 ]
 
 EXPECTED = [  # (file, message fragment) of each mistake, in TOML_MISTAKES order, then files
@@ -64,6 +67,7 @@ EXPECTED = [  # (file, message fragment) of each mistake, in TOML_MISTAKES order
     ("pack.toml", "property <http://membrane.dev/packs/facility#hasMaker>"),
     ("pack.toml", "row_class <http://membrane.dev/packs/facility#RoomRows>"),
     ("pack.toml", "the chapter template named in pack.toml does not exist"),
+    ("pack.toml", "[ontology.imports] maps 'http://example.org/upper.owl'"),
     ("assertions/bad_severity.sql", "severity 'fatal'"),
     ("assertions/does_not_parse.sql", "assertion does not parse"),
     ("assertions/room_power_budget.sql", "used by more than one assertion (duplicate_code.sql"),
