@@ -31,6 +31,7 @@ from ontology.dl import check_simple_properties
 from ontology.independence import rows_independent
 from ontology.index import CODE_VERSION, PROBE_NS, OntologyIndex
 from ontology.load import LoadedOntology, load_ontology, ontology_hash
+from ontology.nominals import different_pairs, enumerations, nominal_pairs
 from ontology.reason import THING, TIMEOUT_ADVICE, Classification, HermitRunner, ReasonerTimeout
 from ontology.rules import RuleBuilder
 from ontology.warm import default_reasoner
@@ -152,14 +153,19 @@ def build_index(
     # Entailed disjointness: asserted disjointness closed downwards, plus, for the classes
     # rows require, every class HermiT puts under a probe `N_D ≡ ¬D` (a second call; probes
     # for *every* class make HermiT crawl on ontologies like Pizza).
+    # A required class defined by a nominal (owl:oneOf) gets no probe: its members decide
+    # (`ontology.nominals`; a complement of nominals is what makes HermiT crawl).
     required = sorted({v.required for v in builder.violations() if v.required_named})
     iris = {fragment(c): c for c in classes}
-    probes = [iris[r] for r in required if r in iris]
+    enums = {c: m for c, m in enumerations(base_nt).items() if c in set(classes)}
+    probes = [iris[r] for r in required if r in iris and iris[r] not in enums]
     probed = runner.classify(base_nt + _probe_triples(probes)) if probes else result
     if probed is None:  # cannot happen: probes are definitions of fresh names
         raise PackError("the base ontology is inconsistent with its probes",
                         file=pack.ontology_path)
-    disjoint = _disjointness(loaded, result, classes, probed, probes)
+    nominal = (enums, [iris[r] for r in required if r in iris and iris[r] in enums],
+               different_pairs(base_nt) if enums else set())
+    disjoint = _disjointness(loaded, result, classes, probed, probes, nominal)
     infos = {
         n: ci.model_copy(update={"disjoint_with": tuple(sorted(disjoint.get(n, set()) - {n}))})
         for n, ci in pools.classes.items()
@@ -267,6 +273,7 @@ def _disjointness(
     classes: list[str],
     probed: Classification,
     probes: list[str],
+    nominal: tuple[dict[str, tuple[str, ...]], list[str], set[frozenset[str]]] = ({}, [], set()),
 ) -> dict[str, set[str]]:
     """class fragment -> fragments of the classes it is entailed disjoint with."""
     below: dict[str, set[str]] = {c: set() for c in classes}
@@ -281,16 +288,26 @@ def _disjointness(
                 out.setdefault(fragment(x), set()).add(fragment(y))
                 out.setdefault(fragment(y), set()).add(fragment(x))
 
-    for axiom in loaded.world.disjoint_classes():
-        members = [str(e.iri) for e in axiom.entities if hasattr(e, "iri")]
-        for i, a in enumerate(members):
-            for b in members[i + 1:]:
-                mark(a, b)
+    for a, b in _asserted_disjoint(loaded):
+        mark(a, b)
     for i, d in enumerate(probes):
         probe = f"{PROBE_NS}{i}"
         for c in classes:
             if probe in probed.ancestors(c):
                 mark(c, d)
+    enums, required, different = nominal
+    for a, b in nominal_pairs(enums, required, different, result.individual_types, out,
+                              classes, fragment):
+        mark(a, b)
+    return out
+
+
+def _asserted_disjoint(loaded: LoadedOntology) -> list[tuple[str, str]]:
+    """Pairs of class IRIs an owl:disjointWith / AllDisjointClasses axiom names."""
+    out: list[tuple[str, str]] = []
+    for axiom in loaded.world.disjoint_classes():
+        members = [str(e.iri) for e in axiom.entities if hasattr(e, "iri")]
+        out += [(a, b) for i, a in enumerate(members) for b in members[i + 1:]]
     return out
 
 
