@@ -138,18 +138,39 @@ class AggregateChecker:
             if phrases
             else None
         )
+        # the phrases' first words: a match of `_lower` starts with one of them
+        self._firsts = sorted({p.split()[0] for p in phrases})
 
     def sentences_hit(self, prose: str, sentences: Sentences) -> list[int]:
         """The sentences (indexes) with a cue or a comparison phrase, in order."""
         if self.trigger is None:
             return []
         low = prose.lower()
-        found = (
-            self._lower.finditer(low)
-            if self._lower is not None and len(low) == len(prose)  # offsets still agree
-            else self.trigger.finditer(prose)
-        )
-        return sorted({sentences.index(m.start()) for m in found})
+        if self._lower is not None and len(low) == len(prose):  # offsets still agree
+            found = self._starts(self._lower, low)
+        else:
+            found = [m.start() for m in self.trigger.finditer(prose)]
+        return sorted({sentences.index(at) for at in found})
+
+    def _starts(self, regex: re.Pattern[str], low: str) -> list[int]:
+        """The starts of what `regex.finditer(low)` finds, found faster: the regex is tried
+        only where a phrase's first word starts (`str.find`), in text order, past the end of
+        the last match (as `finditer` does)."""
+        where: set[int] = set()
+        for word in self._firsts:
+            bounded = word[0].isalnum() or word[0] == "_"  # then `\b` wants no word before
+            at = low.find(word)
+            while at >= 0:
+                if not (bounded and at and ((c := low[at - 1]).isalnum() or c == "_")):
+                    where.add(at)
+                at = low.find(word, at + 1)
+        out: list[int] = []
+        end = 0
+        for at in sorted(where):
+            if at >= end and (m := regex.match(low, at)) is not None:
+                out.append(at)
+                end = m.end()
+        return out
 
     def check(
         self,

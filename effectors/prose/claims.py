@@ -57,6 +57,7 @@ _ORD_BEFORE = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)[ \u00a0]+$")
 _NUM_AFTER = re.compile(rf"\s+{_NUMBER}(?![\w\-−]|\.\d)")
 _BREAK = re.compile(r"[.;:!?\n]")
 _SEPARATORS = frozenset(" \u00a0-\n")
+_NUMBER_CHARS = frozenset(",.-− \u00a0")  # with the digits: what `_NUM_BEFORE` matches
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
 _DIGIT_LETTER = re.compile(r"\d[A-Za-z]")
@@ -315,22 +316,20 @@ class ClaimChecker:
         together = _sentences_with(RESPECTIVELY, prose, sent_spans) \
             if "espectively" in prose else set()
         pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
-        clause_breaks: dict[int, list[tuple[int, int]]] = {}
+        memo = _Memo(prose, index)
+        entries = self.cue_entries
         for payload, hs, he in hits:
-            claim = self._read(prose, hs, he, anchors, starts, self.cue_entries[payload])
+            claim = self._read(prose, hs, he, anchors, starts, entries[payload])
             if claim is None:
                 continue
             source, cs, ce, value, obj = claim
             table, column = source[0], source[1]
-            si = max(0, bisect_right(sent_starts, cs) - 1)
+            si = max(bisect_right(sent_starts, cs) - 1, 0)
             if si in together:
                 pending.setdefault(si, []).append(claim)
                 continue
             lo, hi = sent_spans[si]
-            cuts = clause_breaks.get(si)
-            if cuts is None:
-                cuts = clause_breaks[si] = breaks(prose, lo, hi)
-            rows = self._subject(prose, claim, anchors, starts, sent_spans, si, cuts, index)
+            rows = self._subject(prose, claim, anchors, starts, sent_spans, si, memo)
             if rows <= 0:
                 skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
                 continue
@@ -348,15 +347,22 @@ class ClaimChecker:
 
     def _subject(self, prose: str, claim: tuple[_Source, int, int, Reading, Anchor | None],
                  anchors: Sequence[Anchor], starts: Sequence[int],
-                 sent_spans: Sequence[tuple[int, int]], si: int,
-                 cuts: Sequence[tuple[int, int]], index: ArtifactIndex) -> int:
-        """The subject rows of a claim in sentence `si` (with clause breaks `cuts`): in its
-        clause, else its sentence, else the row "It" refers to (`effectors.prose.subject`)."""
+                 sent_spans: Sequence[tuple[int, int]], si: int, memo: _Memo) -> int:
+        """The subject rows of a claim in sentence `si`: in its clause, else its sentence,
+        else the row "It" refers to (`effectors.prose.subject`)."""
         source, cs, ce = claim[0], claim[1], claim[2]
         lo, hi = sent_spans[si]
-        through = self.through.get(source[3]) if self.through else None
-        ents, keyed = index.joined(source[0], through) if through else \
-            index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        cuts = memo.breaks.get(si)
+        if cuts is None:
+            low = memo.low
+            cuts = memo.breaks[si] = breaks(prose, lo, hi) \
+                if low is None or _may_break(low, lo, hi) else []
+        named = memo.names.get(source[3])
+        if named is None:
+            through = self.through.get(source[3]) if self.through else None
+            named = memo.names[source[3]] = memo.index.joined(source[0], through) if through \
+                else memo.index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        ents, keyed = named
         mid = bisect_left(starts, cs)
         after = bisect_left(starts, ce, mid)
         region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
@@ -426,7 +432,10 @@ class ClaimChecker:
             if kind == "r":
                 i = bisect_left(starts, he)
                 if i < len(anchors):
-                    gap = prose[he:starts[i]]
+                    at = starts[i]
+                    if at - he == 1 and prose[he] == " ":  # the usual "complies with NFPA 70"
+                        return src, hs, anchors[i][1], _NO_READING, anchors[i]
+                    gap = prose[he:at]
                     if len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS \
                             and not _BREAK.search(gap):
                         return src, hs, anchors[i][1], _NO_READING, anchors[i]
@@ -477,6 +486,9 @@ class ClaimChecker:
 
     def _parse(self, num: str, factor: float) -> float:
         """A number stated with a unit of this factor, in the cell's unit (memoised)."""
+        out = self._parsed.get((num, factor))
+        if out is not None:
+            return out
         out = self._parsed[(num, factor)] = _parse(num) * factor
         if len(self._parsed) > 100_000:
             self._parsed.clear()
@@ -488,10 +500,13 @@ class ClaimChecker:
         """True: some subject row holds the claimed value; False: none does; None: no subject
         row holds a value to judge by."""
         kind, q, rng = judge
-        picked = _bits(rows)
+        one = not rows & (rows - 1)  # one subject row (the usual case)
         if q is not None:
             nums = index.numbers(table, column)
-            values = [v for r in picked if (v := nums[r]) is not None]
+            if one:
+                num = nums[rows.bit_length() - 1]
+                return None if num is None else value.holds(num, q.tolerance)
+            values = [v for r in _bits(rows) if (v := nums[r]) is not None]
             return any(value.holds(v, q.tolerance) for v in values) if values else None
         assert obj is not None
         if kind == "object":
@@ -500,10 +515,14 @@ class ClaimChecker:
             if rng is not None and not self._is_member(obj[2], rng):
                 return None  # "from the radiology department" is not a manufacturer claim
             inds = index.resolved_column(table, column)
-            held = [ind for r in picked if (ind := inds[r]) is not None]
+            if one:
+                ind = inds[rows.bit_length() - 1]
+                return None if ind is None else obj[2] == ind
+            held = [ind for r in _bits(rows) if (ind := inds[r]) is not None]
             return obj[2] in held if held else None
         cells = index.cells(table, column)
-        return index.judge_reference(obj, [str(c) for r in picked if (c := cells[r]) is not None])
+        return index.judge_reference(obj, [str(c) for r in _bits(rows)
+                                           if (c := cells[r]) is not None])
 
     def _is_member(self, individual: str, cls: str) -> bool:
         key = (individual, cls)
@@ -565,7 +584,15 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
         last = text[end - 1] if end > lo else ""
         if not last.isalnum():
             return None
-        m = regex.search(text, lo, hi) if last.isdigit() else None
+        # every character of a match is a digit, ",", ".", a sign or a separator: it
+        # starts inside the run of those before `hi` (lookbehinds still see before it)
+        if last.isdigit():
+            at = end - 1
+            while at > lo and ((c := text[at - 1]) in _NUMBER_CHARS or c.isdecimal()):
+                at -= 1
+            m = regex.search(text, at, hi)
+        else:
+            m = None
     else:
         m = regex.search(text, lo, hi)
     if m is not None:
@@ -577,6 +604,30 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
     if m is None:
         return None
     return lo + moved.get(m.start(1), m.start(1)), m.group(1)
+
+
+_BREAK_WORDS = (";", ":", "while", "whereas", "but")
+
+
+class _Memo:
+    """What `ClaimChecker.check` works out once per artifact for all its claims."""
+
+    __slots__ = ("breaks", "index", "low", "names")
+
+    def __init__(self, prose: str, index: ArtifactIndex) -> None:
+        self.index = index
+        # a clause break holds ";", ":" or one of its words: in ASCII text (where
+        # lower-casing is exact) a sentence with none of them has none (`_may_break`)
+        self.low = prose.lower() if prose.isascii() else None
+        self.breaks: dict[int, list[tuple[int, int]]] = {}  # sentence -> its clause breaks
+        # (table, column) of a claim -> the rows each entity and key names for it
+        self.names: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+
+
+def _may_break(low: str, lo: int, hi: int) -> bool:
+    """Can `subject.breaks` find a clause break in the sentence [lo, hi) of the lower-cased
+    ASCII text `low`? Every break holds ";", ":", "while", "whereas" or "but"."""
+    return any(low.find(w, lo, hi) >= 0 for w in _BREAK_WORDS)
 
 
 def _sentences_with(pattern: re.Pattern[str], text: str,

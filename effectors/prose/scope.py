@@ -54,6 +54,10 @@ def _finds(low: str, head: str, regex: re.Pattern[str] | None) -> list[tuple[int
     return out
 
 
+_DETERMINER = re.compile(r"th(?:e|is|at) ")  # a literal first: a fast scan
+_WORD_RUN = re.compile(r"[\w/-]*")  # what may not follow a head (`_finds`): \w, "-", "/"
+
+
 _BEFORE = re.compile(
     r"\b(?:no|not|never|without|unlike|except|excluding|instead\s+of|rather\s+than|"
     r"other\s+than|replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|decommission(?:ed|ing)?|"
@@ -112,6 +116,27 @@ def not_asserted(text: str, start: int, end: int, sentence: tuple[int, int]) -> 
     return _AFTER.match(after) is not None
 
 
+def _after_determiners(low: str, heads: Mapping[str, str]) -> dict[str, list[tuple[int, int]]]:
+    """What `_finds` finds for each head of one word made of word characters, "-" and "/"
+    (a key for each, even when none is found), from one scan for the determiners: such a
+    head, ending where no such character follows, is the whole run of them after "the ",
+    "this " or "that "."""
+    out: dict[str, list[tuple[int, int]]] = {
+        h: [] for h in heads if " " not in h and _WORD_RUN.fullmatch(h)}
+    if not out:
+        return out
+    run = _WORD_RUN.match
+    for m in _DETERMINER.finditer(low):
+        q, at = m.start(), m.end()
+        if q and low[q - 1].isalnum():
+            continue
+        end = run(low, at).end()  # type: ignore[union-attr]
+        spans = out.get(low[at:end])
+        if spans is not None:
+            spans.append((at, end))
+    return out
+
+
 class Heads:
     """Head words of preferred labels ("chiller" of "water-cooled chiller") -> individuals."""
 
@@ -167,10 +192,13 @@ class Heads:
         low = text.lower()
         taken_starts = [t[0] for t in taken]
         out: list[tuple[int, int, str]] = []
+        after = _after_determiners(low, heads)
         for head, ind in heads.items():
             if " " in head and ind in named:
                 continue
-            for s, e in _finds(low, head, self._finder(head)):
+            spans = after.get(head, []) if head in after else \
+                _finds(low, head, self._finder(head))
+            for s, e in spans:
                 i = bisect_right(taken_starts, s) - 1
                 if (i >= 0 and taken[i][1] > s) or (i + 1 < len(taken) and taken[i + 1][0] < e):
                     continue
