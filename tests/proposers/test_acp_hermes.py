@@ -140,3 +140,47 @@ def test_locked_hermes_over_acp_commits_with_only_the_scaffold_tools(
         live / "current" / "corpus.jsonl"
     ).read_bytes()
     assert not (again / ".membrane" / "acp").exists()
+
+
+def test_membrane_batch_with_acp_commits_what_openai_commits_and_replays_it(
+    facility_pack: Pack,
+    facility_pools: Pools,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Done-when 1 on a slice of the demo corpus, through the CLI."""
+    from harness.cli import main
+    from tests.proposers.conftest import offline_model
+    from tests.proposers.conftest import write_config as write_openai_config
+
+    corpus = tmp_path / "subset.jsonl"
+    lines = (FACILITY / "corpus" / "demo.jsonl").read_text().splitlines(keepends=True)[:12]
+    corpus.write_text("".join(lines))
+
+    def batch(ws: Path, *extra: str) -> Any:
+        args = ["batch", str(corpus), "--pack", str(FACILITY), "-w", str(ws), "--json"]
+        code = main([*args, "--no-progress", "--no-report", *extra])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        return json.loads(out)
+
+    acp, openai, again = tmp_path / "acp", tmp_path / "openai", tmp_path / "again"
+    with ScriptedServer(hermes_model(facility_pack, facility_pools, [])) as srv:
+        write_config(acp, srv.base_url)
+        first = batch(acp, "--proposer", "acp")
+    with ScriptedServer(offline_model(facility_pack, facility_pools)) as srv:
+        write_openai_config(openai, srv.base_url)
+        reference = batch(openai, "--proposer", "openai")
+    assert [r["state"] for r in first["runs"]] == ["COMMITTED"] * 12
+    assert [r["attempts"] for r in first["runs"]] == [r["attempts"] for r in reference["runs"]]
+    committed = (acp / "current" / "corpus.jsonl").read_bytes()
+    assert committed == (openai / "current" / "corpus.jsonl").read_bytes()
+
+    write_config(again, "http://127.0.0.1:9/v1")
+    (again / ".membrane").mkdir(parents=True)
+    shutil.copytree(acp / ".membrane" / "transcripts", again / ".membrane" / "transcripts")
+    monkeypatch.setenv("MEMBRANE_HERMES_PYTHON", os.devnull)
+    batch(again, "--proposer", "acp", "--replay")
+    assert (again / "current" / "corpus.jsonl").read_bytes() == committed
+    assert not (again / ".membrane" / "acp").exists()
