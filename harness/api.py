@@ -29,6 +29,7 @@ from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError, CorpusError
 from harness.learning import report as learn_report
+from harness.learning.lesson_store import LessonStore
 from harness.learning.outcomes import RelaxRecord
 from harness.learning.state import LearningState
 from harness.learning.store import load_state, rebuild_state
@@ -562,7 +563,13 @@ def learn_lessons(root: Path, status: str | None = None) -> list[dict[str, Any]]
     """`membrane learn lessons`: every lesson with its confidence, support, scope, status."""
     ws = Workspace(root)
     _require_runs(ws)
-    store = teach.open_store(ws, ws.config())
+    path = ws.state / "learning" / "lessons.sqlite"
+    if writable(ws.state):
+        store = teach.open_store(ws, ws.config())
+    elif path.is_file():  # a read-only workspace: read the store as it is
+        store = LessonStore.reader(path)
+    else:
+        return []
     try:
         lessons = store.lessons(status=(status,) if status else None)
         return [

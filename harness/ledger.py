@@ -18,10 +18,10 @@ from typing import NoReturn
 
 from harness.storage import (
     busy_timeout_s,
+    connect_read_only,
     from_os_error,
     from_sqlite_error,
     is_storage_errno,
-    writable,
 )
 
 __all__ = ["AnchorEntry", "CommitRow", "HeldRow", "Ledger", "RunRow"]
@@ -160,16 +160,6 @@ class RunRow:
     outcome: str | None
 
 
-def _probe(db: sqlite3.Connection) -> sqlite3.Connection:
-    """Read the schema once, so a damaged header or an unopenable file fails here."""
-    try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
-
-
 class Ledger:
     def __init__(self, path: Path) -> None:
         self._path = path
@@ -200,24 +190,7 @@ class Ledger:
         as immutable. A damaged header is a StorageError naming the file."""
         self = cls.__new__(cls)
         self._path = path
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        try:
-            self._db = _probe(
-                sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_s())
-            )
-        except sqlite3.OperationalError as exc:
-            wal = path.with_name(path.name + "-wal")
-            pending = wal.exists() and wal.stat().st_size > 0
-            if "unable to open" not in str(exc) or writable(path.parent) or pending:
-                self._raise(exc)
-            try:
-                self._db = _probe(
-                    sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
-                )
-            except sqlite3.Error as exc2:
-                self._raise(exc2)
-        except sqlite3.Error as exc:
-            self._raise(exc)
+        self._db = connect_read_only(path)
         return self
 
     def _raise(self, exc: sqlite3.Error) -> NoReturn:

@@ -21,6 +21,7 @@ __all__ = [
     "BUSY_TIMEOUT_ENV",
     "READ_ONLY_COMMANDS",
     "busy_timeout_s",
+    "connect_read_only",
     "from_os_error",
     "from_sqlite_error",
     "is_disk_full",
@@ -31,7 +32,9 @@ __all__ = [
 
 BUSY_TIMEOUT_ENV = "MEMBRANE_BUSY_TIMEOUT_S"
 _DEFAULT_BUSY_TIMEOUT_S = 30.0
-READ_ONLY_COMMANDS = "trace verify|list|show|why, report, review list|show, learn status|report"
+READ_ONLY_COMMANDS = (
+    "trace verify|list|show|why|checkpoint, report, review list|show, learn status|report|lessons"
+)
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _TEMP = re.compile(r"\A\..+\.tmp-(\d{1,10})\Z")
@@ -116,6 +119,40 @@ def from_sqlite_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
             hint="check the device (dmesg, free space) and rerun",
         )
     return None
+
+
+def _probe(db: sqlite3.Connection) -> sqlite3.Connection:
+    """Read the schema once, so a damaged header or an unopenable file fails here."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an existing SQLite database (a WAL reader: never takes a
+    writer's lock, creates nothing). On a read-only medium, where SQLite cannot create the
+    WAL's shared-memory file, a database with no pending WAL is opened as immutable. An
+    error is a StorageError naming the file (or the SQLite error, if it means a bug)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        try:
+            return _probe(
+                sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_s())
+            )
+        except sqlite3.OperationalError as exc:
+            wal = path.with_name(path.name + "-wal")
+            pending = wal.exists() and wal.stat().st_size > 0
+            if "unable to open" not in str(exc) or writable(path.parent) or pending:
+                raise
+            return _probe(sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None))
+    except sqlite3.Error as exc:
+        err = from_sqlite_error(exc, path)
+        if err is None:
+            raise
+        raise err from exc
 
 
 def writable(folder: Path) -> bool:

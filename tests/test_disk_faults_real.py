@@ -120,6 +120,9 @@ def test_a_read_only_workspace_reports_and_refuses_a_batch(tmp_path: Path) -> No
     report = read_only("report", "--json")
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["runs"] == {"COMMITTED": 10}
+    lessons = read_only("learn", "lessons", "--json")  # the store the batch's pass wrote
+    assert lessons.returncode == 0, lessons.stderr
+    assert isinstance(json.loads(lessons.stdout), list)
     batch = read_only("batch", str(corpus), "--no-progress")
     assert batch.returncode == 2, batch.stderr
     assert f"{ws}/.membrane/lock: cannot write here: the workspace is read-only" in batch.stderr

@@ -36,6 +36,7 @@ from harness.learning.lessons import (
     Signal,
 )
 from harness.learning.sqlite_tx import Transactional
+from harness.storage import connect_read_only
 
 __all__ = ["DEFAULT_BUDGET", "Lesson", "LessonStore", "StoreResult"]
 
@@ -159,6 +160,17 @@ class LessonStore(Transactional):
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         self._depth = 0
+
+    @classmethod
+    def reader(cls, path: Path, budget: int = DEFAULT_BUDGET) -> LessonStore:
+        """A read-only view (`membrane learn lessons` on a read-only workspace): creates
+        and migrates nothing; any write through it fails."""
+        self = cls.__new__(cls)
+        self.budget = budget
+        self._db = connect_read_only(path)
+        self._db.row_factory = sqlite3.Row
+        self._depth = 0
+        return self
 
     def close(self) -> None:
         self._db.close()

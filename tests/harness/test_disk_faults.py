@@ -109,6 +109,7 @@ def test_a_read_only_workspace_reads_and_refuses_writes_clearly(
         ("review", "list"),
         ("learn", "status", "--json"),
         ("learn", "report"),
+        ("learn", "lessons", "--json"),
     ):
         done = read_only(ws.root, *args)
         assert done.returncode == 0, (args, done.stderr)
