@@ -228,7 +228,8 @@ def _summary(result: api.BatchResult) -> None:
             codes = ", ".join(f"{c}x{n}" for c, n in sorted(r.codes.items()))
             out.print(
                 f"  {r.artifact_id}: {r.state} after {r.attempts} attempt(s) ({codes})"
-                + (f" — {r.error}" if r.error else "")
+                + (f" — {r.error}" if r.error else ""),
+                markup=False,  # an error names `[ontology]`, `rooms[0]`: text, not markup
             )
 
 

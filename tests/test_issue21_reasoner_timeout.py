@@ -53,3 +53,25 @@ def test_an_ontology_hermit_cannot_classify_in_time_is_a_setup_error_exit_2(
     assert code == 2, err
     assert "facility.owl" in err and "reasoner_timeout_s" in err
     assert "internal error" not in err
+
+
+@pytest.mark.java
+def test_a_timeout_while_judging_fails_the_runs_with_the_advice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The classification is cached (same ontology, another timeout): the cohort check times
+    out, the runs end FAILED, and the summary names the setting (`[ontology]` shown as text)."""
+    lines = (FACILITY / "corpus" / "demo.jsonl").read_text(encoding="utf-8").splitlines()
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text(lines[0] + "\n", encoding="utf-8")
+    two.write_text(lines[1] + "\n", encoding="utf-8")
+    ws = str(tmp_path / "ws")
+    assert main(["batch", str(one), "--pack", str(FACILITY), "-w", ws, "--no-progress",
+                 "--no-report"]) == 0
+    capsys.readouterr()
+    pack = _pack(tmp_path, 0.01)
+    code = main(["batch", str(two), "--pack", str(pack), "-w", ws, "--no-progress",
+                 "--no-report", "--strict"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "FAILED" in out and "reasoner_timeout_s` under [ontology]" in " ".join(out.split())
