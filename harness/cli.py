@@ -3,7 +3,8 @@
 
 Exit codes:
   0  success
-  1  internal error (a bug: please report it)
+  1  internal error (a bug: please report it); `pack test`: an expectation failed (the
+     diff says which)
   2  bad input or setup: a corpus line, an artifact file, a pack file, membrane.toml, an option
   3  `batch --strict` / `refine`: some run did not commit (EXHAUSTED, FAILED or HELD; with
      --strict, a settled run a rerun skipped counts too)
@@ -44,7 +45,7 @@ examples:
   membrane correct fac-0001 "use kW not BTU/h"
   membrane export --format parquet --out refined-parquet
 
-exit codes: 0 ok, 1 internal error, 2 bad input/setup, 3 a run did not commit
+exit codes: 0 ok, 1 internal error (pack test: an expectation failed), 2 bad input/setup, 3 a run did not commit
 (batch --strict, refine), 4 a trace does not verify, 5 a model endpoint is unavailable
 or a --replay missed (the batch stopped early).
 """
