@@ -60,6 +60,9 @@ def test_the_help_has_examples_for_every_command() -> None:
         "corrections",
         "preferences",
         "feedback",
+        "pack",
+        "export",
+        "serve",
     } <= commands
 
 
