@@ -249,7 +249,7 @@ def row_index(
             f"the committed artifact has no table {table!r}",
             hint=f"tables: {', '.join(sorted(tables))}",
         )
-    if row.isdigit() and not _key_matches(rows, row, key):
+    if row.isdigit() and (not key or not _key_matches(rows, row, key)):  # a key wins
         idx = int(row)
     else:
         matches = _key_matches(rows, row, key)

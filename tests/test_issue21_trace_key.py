@@ -55,10 +55,17 @@ def test_a_composite_key_is_joined_by_slash() -> None:
 
 
 def test_without_a_pack_a_value_naming_one_row_is_enough_and_an_ambiguous_one_is_refused() -> None:
-    rows = [{"a": "K1", "b": "same"}, {"a": "K2", "b": "same"}]
+    rows = [{"a": "K1", "b": "same", "n": 1}, {"a": "K2", "b": "same", "n": 1}]
     assert row_index({"t": rows}, "t", "K2") == 1
     with pytest.raises(ConfigError):
         row_index({"t": rows}, "t", "same")
+    assert row_index({"t": rows}, "t", "1") == 1  # digits without a pack: the index
+
+
+def test_a_numeric_key_wins_over_the_index() -> None:
+    rows = [{"id": 2, "x": "a"}, {"id": 1, "x": "b"}, {"id": 7, "x": "c"}]
+    assert row_index({"t": rows}, "t", "1", ["id"]) == 1
+    assert row_index({"t": rows}, "t", "2", ["id"]) == 0  # the key 2, not row 2
 
 
 @pytest.mark.java
