@@ -38,6 +38,8 @@ from effectors.prose.subject import (
     breaks,
     clause,
     coreferent,
+    named_before,
+    narrow,
     pair_respectively,
     subject,
 )
@@ -61,6 +63,7 @@ _NUMBER_CHARS = frozenset(",.-− \u00a0")  # with the digits: what `_NUM_BEFORE
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
 _DIGIT_LETTER = re.compile(r"\d[A-Za-z]")
+_ASCII_DIGIT_LETTER = re.compile(r"[0-9][A-Za-z]")  # the same in ASCII text, 2x faster
 _NO_READING = Reading(0.0, 0.0)  # a relation's (no value)
 
 
@@ -200,6 +203,11 @@ class ClaimChecker:
              for kind, k in entries
              for src in ([self.relations[k]] if kind == "r" else [self.quantities[k]])]
             for entries in self.cue_table]
+        # cue payload -> the relation it starts when that is its first reading (`_read`
+        # reads no other then), else None
+        self.first_relation: list[_Source | None] = [
+            entries[0][2] if entries and entries[0][0] == "r" else None
+            for entries in self.cue_entries]
         # per table: object columns, the other key columns, the id-kind key columns
         self.specs: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
             table: (tuple(c for c, b in binding.columns.items() if b.kind == "object"),
@@ -302,11 +310,7 @@ class ClaimChecker:
             return 0, []
         if index is None:
             index = self.index(artifact)
-        anchors = list(mentions)
-        keys = self.key_anchors(index, prose)
-        if keys:
-            anchors += keys
-            anchors.sort()
+        anchors = self._anchors(mentions, index, prose)
         starts = [a[0] for a in anchors]
         sent_starts = sentences.starts
         sent_spans = sentences.spans or [(0, len(prose))]
@@ -317,11 +321,20 @@ class ClaimChecker:
             if "espectively" in prose else set()
         pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
         memo = _Memo(prose, index)
-        entries = self.cue_entries
+        entries, first_relation, n = self.cue_entries, self.first_relation, len(anchors)
+        claim: tuple[_Source, int, int, Reading, Anchor | None] | None
         for payload, hs, he in hits:
-            claim = self._read(prose, hs, he, anchors, starts, entries[payload])
-            if claim is None:
-                continue
+            relation = first_relation[payload]
+            if relation is not None:  # `_read` of a relation, inline (most claims are)
+                i = bisect_left(starts, he)
+                if i == n or not ((starts[i] - he == 1 and prose[he] == " ")
+                                  or _object_near(prose[he:starts[i]])):
+                    continue
+                claim = (relation, hs, anchors[i][1], _NO_READING, anchors[i])
+            else:
+                claim = self._read(prose, hs, he, anchors, starts, entries[payload])
+                if claim is None:
+                    continue
             source, cs, ce, value, obj = claim
             table, column = source[0], source[1]
             si = max(bisect_right(sent_starts, cs) - 1, 0)
@@ -345,6 +358,16 @@ class ClaimChecker:
         self.skipped = skipped
         return judged, out
 
+    def _anchors(self, mentions: Sequence[Anchor], index: ArtifactIndex, prose: str
+                 ) -> list[Anchor]:
+        """The mentions and the row keys the prose cites, in text order."""
+        anchors = list(mentions)
+        keys = self.key_anchors(index, prose)
+        if keys:
+            anchors += keys
+            anchors.sort()
+        return anchors
+
     def _subject(self, prose: str, claim: tuple[_Source, int, int, Reading, Anchor | None],
                  anchors: Sequence[Anchor], starts: Sequence[int],
                  sent_spans: Sequence[tuple[int, int]], si: int, memo: _Memo) -> int:
@@ -364,11 +387,18 @@ class ClaimChecker:
                 else memo.index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
         ents, keyed = named
         mid = bisect_left(starts, cs)
-        after = bisect_left(starts, ce, mid)
         region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
-        rows = subject(prose, anchors, mid, after, region, ents, keyed)
-        if rows == 0 and region != (lo, hi):
-            rows = subject(prose, anchors, mid, after, (lo, hi), ents, keyed)
+        # what the names before the claim give depends only on where they stop (claims with
+        # no name between them share it): kept per artifact
+        key = (mid, region[0], id(ents), id(keyed))
+        rows = memo.before.get(key)
+        if rows is None:
+            rows = memo.before[key] = named_before(prose, anchors, mid, region, ents, keyed)
+        if rows == 0:  # as `subject`: the names after it
+            after = bisect_left(starts, ce, mid)
+            rows = narrow(anchors, range(after, len(anchors)), region[0], region[1], ents, keyed)
+            if rows == 0 and region != (lo, hi):
+                rows = subject(prose, anchors, mid, after, (lo, hi), ents, keyed)
         if rows == 0:
             rows = coreferent(prose, anchors, starts, (lo, hi),
                               sent_spans[si - 1] if si > 0 else None, ents, keyed)
@@ -413,7 +443,9 @@ class ClaimChecker:
         ("12.5%", "21 °C") added in text order."""
         extra = [(self._symbols[symbol_unit(m)], *m.span(1))
                  for m in self._symbol_re.finditer(prose)] if self._symbol_re else []
-        if self._glued is None or self.cues is None or _DIGIT_LETTER.search(prose) is None:
+        glued = (_ASCII_DIGIT_LETTER if prose.isascii() else _DIGIT_LETTER).search(prose) \
+            if self._glued is not None and self.cues is not None else None
+        if self._glued is None or self.cues is None or glued is None:
             return sorted([*hits, *extra], key=lambda h: h[1]) if extra else hits
         for m in self._glued.finditer(prose):
             try:
@@ -433,11 +465,7 @@ class ClaimChecker:
                 i = bisect_left(starts, he)
                 if i < len(anchors):
                     at = starts[i]
-                    if at - he == 1 and prose[he] == " ":  # the usual "complies with NFPA 70"
-                        return src, hs, anchors[i][1], _NO_READING, anchors[i]
-                    gap = prose[he:at]
-                    if len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS \
-                            and not _BREAK.search(gap):
+                    if (at - he == 1 and prose[he] == " ") or _object_near(prose[he:at]):
                         return src, hs, anchors[i][1], _NO_READING, anchors[i]
                 return None
             read = self._quantity(prose, kind, self.quantities[k], hs, he)
@@ -446,8 +474,8 @@ class ClaimChecker:
             cs, ce, reading = read
             if reading is None:
                 return None
-            j = bisect_left(starts, ce)
-            if any(anchors[x][1] > cs for x in range(max(0, j - 2), j)):
+            j = bisect_left(starts, ce)  # a name that ends inside the claim: no claim
+            if (j > 0 and anchors[j - 1][1] > cs) or (j > 1 and anchors[j - 2][1] > cs):
                 return None
             return src, cs, ce, reading, None
         return None
@@ -548,6 +576,12 @@ class ClaimChecker:
             for r in _bits(rows)))
 
 
+def _object_near(gap: str) -> bool:
+    """May a relation's object follow its phrase after `gap` ("complies with | NFPA 70")?
+    A few words at most, in one clause."""
+    return len(gap) < 80 and len(gap.split()) <= _MAX_GAP_WORDS and not _BREAK.search(gap)
+
+
 def _glued_units(quantities: Sequence[_Quantity]) -> re.Pattern[str] | None:
     """A unit written onto its number ("45kW"): one token, so no cue hit of its own."""
     glued = sorted({u for q in quantities for u in q.factors if u[:1].isalpha()},
@@ -612,7 +646,7 @@ _BREAK_WORDS = (";", ":", "while", "whereas", "but")
 class _Memo:
     """What `ClaimChecker.check` works out once per artifact for all its claims."""
 
-    __slots__ = ("breaks", "index", "low", "names")
+    __slots__ = ("before", "breaks", "index", "low", "names")
 
     def __init__(self, prose: str, index: ArtifactIndex) -> None:
         self.index = index
@@ -622,6 +656,8 @@ class _Memo:
         self.breaks: dict[int, list[tuple[int, int]]] = {}  # sentence -> its clause breaks
         # (table, column) of a claim -> the rows each entity and key names for it
         self.names: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+        # (anchor, region start, names) -> `subject.named_before`
+        self.before: dict[tuple[int, int, int, int], int] = {}
 
 
 def _may_break(low: str, lo: int, hi: int) -> bool:
@@ -668,7 +704,6 @@ def _bits(rows: int) -> list[int]:
 
 
 _KEY_END = r"[0-9]*(?!\w|-\w)"
-_KEY_TAIL = re.compile(_KEY_END)
 _WORDLIKE = re.compile(r"[\w-]+")
 
 
@@ -678,32 +713,31 @@ class _KeyFinder:
     `one.finditer` finds, `one` being the regex of all the prefixes (`self.regex`).
 
     When every prefix is made of word characters and "-", no occurrence can start inside
-    another one, so each prefix is looked for apart by `str.find` (far faster than `re`'s
-    scan for a literal), its tail matched where it is found, and at a start the longest
-    occurrence kept (the one the alternation, longest first, matches). Otherwise the regex."""
+    another one, so each prefix is looked for apart, by a regex of its own that starts with
+    it (`re` scans far faster for a literal first; the check that no word character or "-"
+    comes before it is a look-behind after it), and at a start the longest occurrence kept
+    (the one the alternation, longest first, matches). Otherwise the regex."""
 
-    __slots__ = ("prefixes", "regex", "wordlike")
+    __slots__ = ("each", "prefixes", "regex", "wordlike")
 
     def __init__(self, prefixes: Sequence[str]) -> None:
         self.prefixes = tuple(prefixes)
         self.wordlike = all(_WORDLIKE.fullmatch(p) for p in prefixes)
         self.regex = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes)) + ")"
                                 + _KEY_END)
+        self.each = tuple(re.compile(f"{re.escape(p)}(?<![\\w-]{re.escape(p)}){_KEY_END}")
+                          for p in prefixes) if self.wordlike else ()
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each occurrence, in text order."""
         if not self.wordlike:
             return [m.span() for m in self.regex.finditer(text)]
-        tail = _KEY_TAIL.match
         ends: dict[int, int] = {}
-        for p in self.prefixes:
-            at = text.find(p)
-            while at >= 0:
-                if at == 0 or not ((c := text[at - 1]).isalnum() or c in "_-"):
-                    m = tail(text, at + len(p))
-                    if m is not None and ends.get(at, -1) < (e := m.end()):
-                        ends[at] = e
-                at = text.find(p, at + 1)
+        for regex in self.each:
+            for m in regex.finditer(text):
+                at, e = m.span()
+                if ends.get(at, -1) < e:
+                    ends[at] = e
         return sorted(ends.items())
 
 
@@ -817,10 +851,15 @@ class ArtifactIndex:
             masks = [target.get(str(c), 0) if c is not None else 0 for c in self.cells(src, col)]
             for names, into in ((self.ents.get(src, _NO_ROWS), ents),
                                 (self.keys.get(src, _NO_ROWS), keyed)):
+                n = len(masks)
                 for name, rows in names.items():
-                    reached = 0
-                    for r in _bits(rows):
-                        reached |= masks[r] if r < len(masks) else 0
+                    if not rows & (rows - 1):  # one row (a key, most entities)
+                        r = rows.bit_length() - 1
+                        reached = masks[r] if r < n else 0
+                    else:
+                        reached = 0
+                        for r in _bits(rows):
+                            reached |= masks[r] if r < n else 0
                     if reached:
                         into[name] = into.get(name, 0) | reached
         ents.update(own[0])

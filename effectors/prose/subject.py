@@ -26,7 +26,16 @@ from collections.abc import Sequence
 
 from effectors.prose.matcher import Anchor
 
-__all__ = ["AMBIGUOUS", "breaks", "clause", "coreferent", "narrow", "pair_respectively", "subject"]
+__all__ = [
+    "AMBIGUOUS",
+    "breaks",
+    "clause",
+    "coreferent",
+    "named_before",
+    "narrow",
+    "pair_respectively",
+    "subject",
+]
 
 AMBIGUOUS = -1
 _CLAUSE_BREAK = re.compile(
@@ -122,9 +131,25 @@ def subject(
 ) -> int:
     """The subject rows of a claim whose first anchor at or after its start is `mid` and
     first after its end is `after`, in the region `span` (a clause or a sentence);
-    AMBIGUOUS or 0 (no row named). One pass over the names before the claim: `narrow`'s
-    rows, and the nearest row key (with the key before it, for a coordination)."""
-    lo, hi = span
+    AMBIGUOUS or 0 (no row named): those the names before it give (`named_before`), else
+    those the names after it narrow down to."""
+    return named_before(text, anchors, mid, span, ents, keyed) or narrow(
+        anchors, range(after, len(anchors)), span[0], span[1], ents, keyed
+    )
+
+
+def named_before(
+    text: str,
+    anchors: Sequence[Anchor],
+    mid: int,
+    span: tuple[int, int],
+    ents: dict[str, int],
+    keyed: dict[str, int],
+) -> int:
+    """The subject rows the names before anchor `mid` in the region `span` give; AMBIGUOUS
+    or 0 (none). One pass over them: `narrow`'s rows, and the nearest row key (with the key
+    before it, for a coordination)."""
+    lo = span[0]
     rows = by_key = 0
     key_at = -1  # the anchor of the nearest key; -2: the key before it was looked at too
     narrowed = False
@@ -154,7 +179,7 @@ def subject(
         # the key and the nearer names agree, or the claim is not judged ("EQ-001 sits
         # beside the AHU, which draws 40 kW": EQ-001 or the AHU?)
         return rows & by_key or AMBIGUOUS
-    return by_key or rows or narrow(anchors, range(after, len(anchors)), lo, hi, ents, keyed)
+    return by_key or rows
 
 
 def coreferent(

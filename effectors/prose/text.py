@@ -147,7 +147,9 @@ def truncation_rules(prose: str) -> list[str]:
         fired.append("no terminal punctuation (. ! ?)")
     if lines[-1].lstrip().startswith("#"):
         fired.append("ends with a heading: its section never follows")
-    dangling = _DANGLING.search(text, at)
+    # a match ends at the end: a word (9 characters at most), white space, "." or ":"
+    ws = len(text) - 1 - len(text[:-1].rstrip())
+    dangling = _DANGLING.search(text, max(at, len(text) - 1 - ws - 10))
     if dangling is not None:
         fired.append(f"ends with {dangling.group(1)!r}: what it introduces never follows")
     last = _last_token(text).lower()
