@@ -389,8 +389,9 @@ class ClaimChecker:
         mid = bisect_left(starts, cs)
         region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
         # what the names before the claim give depends only on where they stop (claims with
-        # no name between them share it): kept per artifact
-        key = (mid, region[0], id(ents), id(keyed))
+        # no name between them share it): kept per artifact (`named` is one object per
+        # table and join: `ArtifactIndex.lookup`, `joined`)
+        key = (mid, region[0], id(named))
         rows = memo.before.get(key)
         if rows is None:
             rows = memo.before[key] = named_before(prose, anchors, mid, region, ents, keyed)
@@ -530,7 +531,7 @@ class ClaimChecker:
         kind, q, rng = judge
         one = not rows & (rows - 1)  # one subject row (the usual case)
         if q is not None:
-            nums = index.numbers(table, column)
+            nums = index.number_columns.get((table, column)) or index.numbers(table, column)
             if one:
                 num = nums[rows.bit_length() - 1]
                 return None if num is None else value.holds(num, q.tolerance)
@@ -540,9 +541,11 @@ class ClaimChecker:
         if kind == "object":
             if obj[3]:
                 return None
-            if rng is not None and not self._is_member(obj[2], rng):
+            if rng is not None and not (self._members.get((obj[2], rng))
+                                        or self._is_member(obj[2], rng)):
                 return None  # "from the radiology department" is not a manufacturer claim
-            inds = index.resolved_column(table, column)
+            inds = index.resolved_columns.get((table, column)) \
+                or index.resolved_column(table, column)
             if one:
                 ind = inds[rows.bit_length() - 1]
                 return None if ind is None else obj[2] == ind
@@ -640,9 +643,6 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
     return lo + moved.get(m.start(1), m.start(1)), m.group(1)
 
 
-_BREAK_WORDS = (";", ":", "while", "whereas", "but")
-
-
 class _Memo:
     """What `ClaimChecker.check` works out once per artifact for all its claims."""
 
@@ -657,13 +657,15 @@ class _Memo:
         # (table, column) of a claim -> the rows each entity and key names for it
         self.names: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
         # (anchor, region start, names) -> `subject.named_before`
-        self.before: dict[tuple[int, int, int, int], int] = {}
+        self.before: dict[tuple[int, int, int], int] = {}
 
 
 def _may_break(low: str, lo: int, hi: int) -> bool:
     """Can `subject.breaks` find a clause break in the sentence [lo, hi) of the lower-cased
     ASCII text `low`? Every break holds ";", ":", "while", "whereas" or "but"."""
-    return any(low.find(w, lo, hi) >= 0 for w in _BREAK_WORDS)
+    find = low.find
+    return (find(";", lo, hi) >= 0 or find(":", lo, hi) >= 0 or find("but", lo, hi) >= 0
+            or find("while", lo, hi) >= 0 or find("whereas", lo, hi) >= 0)
 
 
 def _sentences_with(pattern: re.Pattern[str], text: str,
