@@ -24,7 +24,7 @@ from effectors.registry import GateContext, build_gate, build_proposer
 from harness import review, teach
 from harness.agenda import Agenda
 from harness.chapters import ChapterRenderer
-from harness.corpus import read_artifact_file, read_corpus
+from harness.corpus import CorpusRead, read_artifact_file, read_corpus
 from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError, CorpusError
@@ -349,6 +349,9 @@ def run_batch(
         )
         with session:
             rec = recover(session.ws, session.ledger)
+            read.refuse_case_collisions(session.ledger.artifact_ids(), corpus)
+            if strict_input and read.errors:
+                raise read.errors[0]
             batch = session.batch(read.artifacts, cohort_size=cohort_size)
             if progress:
                 progress(0, batch.total)
@@ -394,6 +397,10 @@ def run_refine(
         )
         with session:
             recover(session.ws, session.ledger)
+            one = CorpusRead(artifacts=[artifact], lines=[None])
+            one.refuse_case_collisions(session.ledger.artifact_ids(), artifact_path)
+            if one.errors:
+                raise one.errors[0]
             result = session.batch([artifact], cohort_size=1).run()
             result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
             _teach(session, result, clock)

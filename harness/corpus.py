@@ -130,6 +130,33 @@ def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifac
 class CorpusRead:
     artifacts: list[Artifact] = field(default_factory=list)
     errors: list[CorpusError] = field(default_factory=list)
+    lines: list[int | None] = field(default_factory=list)  # the line of each artifact
+
+    def refuse_case_collisions(self, known: set[str], path: Path) -> None:
+        """Move to `errors` every artifact whose id differs only in case from an id the
+        workspace already holds (`known`): on a case-insensitive file system (macOS,
+        Windows) the two would share their trace, chapter and archive files."""
+        folded = {k.lower(): k for k in known}
+        kept: list[Artifact] = []
+        lines: list[int | None] = []
+        for artifact, line in zip(self.artifacts, self.lines, strict=True):
+            other = folded.get(artifact.id.lower())
+            if other is not None and other != artifact.id:
+                self.errors.append(_case_error(artifact.id, other, path, line, "the workspace"))
+                continue
+            kept.append(artifact)
+            lines.append(line)
+        self.artifacts, self.lines = kept, lines
+
+
+def _case_error(new: str, old: str, path: Path, line: int | None, where: str) -> CorpusError:
+    return CorpusError(
+        f"artifact id {new!r} differs only in case from {old!r} in {where}: on a "
+        "case-insensitive file system (macOS, Windows) they would share files",
+        file=path,
+        line=line,
+        hint="ids are compared without case: rename one of them",
+    )
 
 
 def read_corpus(path: Path, pack: Pack) -> CorpusRead:
@@ -137,7 +164,7 @@ def read_corpus(path: Path, pack: Pack) -> CorpusRead:
     if not path.is_file():
         raise CorpusError("corpus file not found", file=path, hint="pass a .jsonl file")
     out = CorpusRead()
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}  # id without case -> (line, id)
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
@@ -149,16 +176,21 @@ def read_corpus(path: Path, pack: Pack) -> CorpusRead:
                     )
                 payload = load_json(raw, path, lineno)
                 artifact = _validate(payload, pack, path, lineno)
-                if artifact.id in seen:
+                first = seen.get(artifact.id.lower())
+                if first is not None and first[1] == artifact.id:
                     raise CorpusError(
-                        f"duplicate artifact id {artifact.id!r} (first on line "
-                        f"{seen[artifact.id]})",
+                        f"duplicate artifact id {artifact.id!r} (first on line {first[0]})",
                         file=path,
                         line=lineno,
                         hint="ids must be unique within a corpus",
                     )
-                seen[artifact.id] = lineno
+                if first is not None:
+                    raise _case_error(
+                        artifact.id, first[1], path, lineno, f"line {first[0]} of this corpus"
+                    )
+                seen[artifact.id.lower()] = (lineno, artifact.id)
                 out.artifacts.append(artifact)
+                out.lines.append(lineno)
             except CorpusError as err:
                 out.errors.append(err)
     return out

@@ -361,6 +361,10 @@ class Ledger:
         """(artifact_id, input_hash) pairs that a finished run settled (not FAILED/INTERRUPTED)."""
         return set(self.settled_inputs())
 
+    def artifact_ids(self) -> set[str]:
+        """Every artifact id the workspace has run."""
+        return {a for (a,) in self._db.execute("SELECT DISTINCT artifact_id FROM runs")}
+
     def settled_inputs(self) -> dict[tuple[str, str], str]:
         """(artifact_id, input_hash) -> the state of the newest run that settled it
         (COMMITTED, EXHAUSTED, HELD or REJECTED): what `batch --strict` reports for an

@@ -38,6 +38,10 @@ __all__ = [
 # Ids become file names: a strict allowlist, no path characters, no leading dot.
 ARTIFACT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 _ID_RE = re.compile(ARTIFACT_ID_PATTERN)
+# Windows device names: `CON.md`, `nul.r1.jsonl` name a device there, whatever follows the dot
+RESERVED_ID_STEMS = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(1, 10)]
+)
 _CELL_REF = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$", re.S)
 CRITIQUE_CODE_PATTERN = r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$"
 MAX_PROSE_CHARS = 200_000
@@ -130,6 +134,11 @@ class Artifact(Frozen):
             raise ValueError(
                 f"artifact id {v!r} must match {ARTIFACT_ID_PATTERN} "
                 "(letters, digits, '_', '.', '-'; no path characters)"
+            )
+        if v.partition(".")[0].lower() in RESERVED_ID_STEMS:
+            raise ValueError(
+                f"artifact id {v!r} starts with a device name Windows reserves "
+                f"({v.partition('.')[0]!r}): its files could not be written there; rename it"
             )
         return v
 
