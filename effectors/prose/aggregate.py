@@ -34,6 +34,7 @@ __all__ = ["AggregateChecker", "AggregateMismatch"]
 
 _NUM = r"(-?\d+(?:,\d{3})*(?:\.\d+)?)"
 _COUNT = re.compile(r"(?<![\w.])(\d+)\s+$")
+_OTHER_ASCII_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"  # white space (`\s`) but " " in ASCII
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +139,14 @@ class AggregateChecker:
             if phrases
             else None
         )
-        # the phrases' first words: a match of `_lower` starts with one of them
+        # the phrases' first words: a match of `_lower` starts with one of them; with " "
+        # after those that only start phrases of several words (found so where " " is the
+        # only white space: "in " is far rarer than "in")
         self._firsts = sorted({p.split()[0] for p in phrases})
+        self._spaced = sorted(
+            {w + " " if all(len(p.split()) > 1 for p in phrases if p.split()[0] == w) else w
+             for w in self._firsts}
+        )
 
     def sentences_hit(self, prose: str, sentences: Sentences) -> list[int]:
         """The sentences (indexes) with a cue or a comparison phrase, in order."""
@@ -157,7 +164,8 @@ class AggregateChecker:
         only where a phrase's first word starts (`str.find`), in text order, past the end of
         the last match (as `finditer` does)."""
         where: set[int] = set()
-        for word in self._firsts:
+        spaced = low.isascii() and not any(c in low for c in _OTHER_ASCII_SPACE)
+        for word in self._spaced if spaced else self._firsts:
             bounded = word[0].isalnum() or word[0] == "_"  # then `\b` wants no word before
             at = low.find(word)
             while at >= 0:

@@ -54,7 +54,9 @@ def _finds(low: str, head: str, regex: re.Pattern[str] | None) -> list[tuple[int
     return out
 
 
-_DETERMINER = re.compile(r"th(?:e|is|at) ")  # a literal first: a fast scan
+# "the ", "this " or "that " after no letter or digit (a look-behind after the literal "th":
+# re's fast scan for a literal first), and the run of word characters, "-" and "/" after it
+_DETERMINER = re.compile(r"th(?<![^\W_]th)(?:e|is|at) (?=([\w/-]*))")
 _WORD_RUN = re.compile(r"[\w/-]*")  # what may not follow a head (`_finds`): \w, "-", "/"
 
 
@@ -125,15 +127,10 @@ def _after_determiners(low: str, heads: Mapping[str, str]) -> dict[str, list[tup
         h: [] for h in heads if " " not in h and _WORD_RUN.fullmatch(h)}
     if not out:
         return out
-    run = _WORD_RUN.match
     for m in _DETERMINER.finditer(low):
-        q, at = m.start(), m.end()
-        if q and low[q - 1].isalnum():
-            continue
-        end = run(low, at).end()  # type: ignore[union-attr]
-        spans = out.get(low[at:end])
+        spans = out.get(m.group(1))
         if spans is not None:
-            spans.append((at, end))
+            spans.append((m.end(), m.end(1)))
     return out
 
 
