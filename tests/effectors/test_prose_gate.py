@@ -554,6 +554,55 @@ def test_text_fast_paths_agree_with_their_definitions(text: str) -> None:
             assert T._may_end_at_marker(stripped)
 
 
+_WORDS = st.lists(st.sampled_from(
+    ["the", "this", "that", "othe", "chiller", "fan", "coil", "fan-coil", "in", "total",
+     "register", "more", "than", "every", "e.g", "such as", "per", "while", "but", "whereas",
+     "48", "1,200", "0.5", "-3", "−2", "R-12", "kW", ";", ":", ".", ",", "-", "_", "é"]),
+    max_size=24)
+_SEPS = st.sampled_from([" ", " ", " ", "  ", "\n", "\t", "-", "", "\u00a0"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=_WORDS, seps=st.lists(_SEPS, min_size=24, max_size=24))
+def test_speed_prefilters_agree_with_what_they_skip(words: list[str], seps: list[str]) -> None:
+    """The prose gate's prefilters (issue 20, speed) find what the plain scans find."""
+    import re
+
+    from effectors.prose import claims as C
+    from effectors.prose import scope as S
+    from effectors.prose import text as T
+    from effectors.prose.aggregate import AggregateChecker
+    from effectors.prose.subject import breaks
+
+    text = "".join(w + sep for w, sep in zip(words, seps, strict=False))
+    low = text.lower()
+    # aggregate cues: tried only where a phrase's first word starts
+    agg = AggregateChecker(load_pack(FACILITY))
+    assert agg._lower is not None
+    assert agg._starts(agg._lower, low) == [m.start() for m in agg._lower.finditer(low)]
+    # one-word heads after a determiner: one scan for the determiners
+    for head in ("chiller", "fan", "coil", "fan-coil"):
+        assert S._after_determiners(low, {head: "x"})[head] == S._finds(low, head, None)
+    # clause breaks: none in an ASCII sentence without ";", ":", "but", "while", "whereas"
+    if text.isascii() and not C._may_break(low, 0, len(text)):
+        assert breaks(text, 0, len(text)) == []
+    # a unit's number: searched from the run of number characters before it
+    for m in re.finditer("kW", text):
+        lo = max(0, m.start() - 60)
+        plain = C._NUM_BEFORE.search(text, lo, m.start())
+        found = C._number_before(C._NUM_BEFORE, text, lo, m.start())
+        if plain is not None:
+            assert found == (plain.start(1), plain.group(1))
+    # "ends with e.g." searched only where such an ending can start
+    stripped = text.rstrip()
+    if stripped:
+        plain = T._DANGLING.search(stripped, max(0, len(stripped) - 400))
+        fired = [r for r in truncation_rules(stripped) if r.startswith("ends with '")
+                 or r.startswith('ends with "')]
+        assert fired == ([f"ends with {plain.group(1)!r}: what it introduces never follows"]
+                         if plain else [])
+
+
 def _scan_apart(m: EntityMatcher, text: str, cues: Any) -> tuple[list[Any], list[Any]]:
     """Mentions, and cue hits outside them, found by two scans (no `_Combined`)."""
     from effectors.prose.matcher import _FOLD, Cue, _inside
