@@ -36,6 +36,12 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         "membrane pack check packs/facility --json",
     )
     c.add_argument("dir", metavar="DIR", type=Path, help="the pack folder")
+    c.add_argument(
+        "--strict-dl",
+        action="store_true",
+        help="refuse an ontology that needs triples set aside to reach OWL 2 DL (errors, "
+        "not warnings)",
+    )
     n = command(
         psub,
         common,
@@ -95,7 +101,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
 def _check(args: argparse.Namespace) -> int:
     from harness.packcheck import check_pack
 
-    report = check_pack(args.dir)
+    report = check_pack(args.dir, strict_dl=args.strict_dl)
     if args.json:
         emit_json(report.as_dict())
     else:

@@ -27,6 +27,7 @@ from harness.saferegex import compile_safe
 from rules import RULESETS
 
 __all__ = [
+    "SKIP_IMPORT",
     "UNIT_SYMBOLS",
     "AggregateBound",
     "Bounds",
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 _IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SKIP_IMPORT = "skip"  # an [ontology.imports] value: go on without that import
 
 
 class _Strict(BaseModel):
@@ -81,7 +83,8 @@ class OntologySettings(_Strict):
     # how long one HermiT call may take (the first classification of a large ontology, or
     # one cohort's check); past it: a setup error at classification, a FAILED run later
     reasoner_timeout_s: float = Field(default=300.0, ge=0.01, le=86_400.0)
-    # owl:imports IRI -> local file (relative to the pack folder), instead of the naming rule
+    # owl:imports IRI -> local file (relative to the pack folder), instead of the naming rule;
+    # "skip": go on without that import (logged, with what is lost)
     imports: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("aliases")
@@ -408,9 +411,11 @@ class Pack:
         return self.root / self.config.files.ontology
 
     @property
-    def ontology_imports(self) -> dict[str, Path]:
-        """`[ontology.imports]`: owl:imports IRI -> the local file that stands for it."""
-        return {iri: self.root / f for iri, f in self.config.ontology.imports.items()}
+    def ontology_imports(self) -> dict[str, Path | None]:
+        """`[ontology.imports]`: owl:imports IRI -> the local file that stands for it, or
+        None for an import the pack marks "skip"."""
+        return {iri: None if f == SKIP_IMPORT else self.root / f
+                for iri, f in self.config.ontology.imports.items()}
 
     @property
     def spine_path(self) -> Path:
@@ -495,7 +500,8 @@ def load_pack(path: Path | str) -> Pack:
             )
     for iri, file in config.ontology.imports.items():
         target = (pack.root / file).resolve()
-        if ":" not in iri or not target.is_relative_to(pack.root) or not target.is_file():
+        usable = file == SKIP_IMPORT or (target.is_relative_to(pack.root) and target.is_file())
+        if ":" not in iri or not usable:
             raise PackError(
                 f"[ontology.imports] maps {iri!r} to {file!r}: "
                 + ("not an IRI" if ":" not in iri else "no such file in the pack folder"),

@@ -20,6 +20,9 @@ Warnings (a batch runs, but the gates can do little):
 * `no-units`       a numeric data column no [[prose.quantities]] entry names: a number
                    the prose states about it cannot be checked
 * `never-fires`    an assertion that can never return a row for this spine
+* `dl-set-aside`   ontology triples set aside before reasoning, by reason, with counts and
+                   examples (`ontology.normalise`; errors with `--strict-dl`)
+* `import-skipped` an owl:imports the pack marks "skip", with what is lost
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from effectors.ri_gate.pool_tables import create_pool_table
 from effectors.ri_gate.staging import Layout
 from harness.errors import MembraneError, PackError
 from harness.pack import (
+    SKIP_IMPORT,
     Bounds,
     ColumnBinding,
     OntologySettings,
@@ -127,20 +131,23 @@ class CheckReport:
         }
 
 
-def check_pack(path: Path | str) -> CheckReport:
-    """Check a pack folder (or its pack.toml); never raises for a bad pack."""
+def check_pack(path: Path | str, *, strict_dl: bool = False) -> CheckReport:
+    """Check a pack folder (or its pack.toml); never raises for a bad pack. `strict_dl`:
+    triples the ontology's normalisation would set aside (outside OWL 2 DL, or beyond
+    owlready2) are errors, not warnings."""
     root = Path(path)
     if root.is_file() and root.name == "pack.toml":
         root = root.parent
     with tempfile.TemporaryDirectory(prefix="membrane-pack-check-") as cache:
-        checker = _Checker(root.resolve(), Path(cache))
+        checker = _Checker(root.resolve(), Path(cache), strict_dl=strict_dl)
         checker.run()
     return checker.report
 
 
 class _Checker:
-    def __init__(self, root: Path, cache: Path) -> None:
+    def __init__(self, root: Path, cache: Path, *, strict_dl: bool = False) -> None:
         self.root = root
+        self.strict_dl = strict_dl
         self.toml = root / "pack.toml"
         self.report = CheckReport(pack=root)
         self.lines: dict[KeyPath, int] = {}
@@ -357,7 +364,8 @@ class _Checker:
         settings: OntologySettings | None = self.parts.get("ontology")
         for iri, file in (settings.imports if settings else {}).items():
             target = (self.root / file).resolve()
-            if ":" not in iri or not target.is_relative_to(self.root) or not target.is_file():
+            usable = file == SKIP_IMPORT or (target.is_relative_to(self.root) and target.is_file())
+            if ":" not in iri or not usable:
                 self.add("error", "file-missing", f"[ontology.imports] maps {iri!r} to "
                          f"{file!r}: " + ("not an IRI" if ":" not in iri
                                           else "no such file in the pack folder"),
@@ -426,6 +434,7 @@ class _Checker:
         except PackError as exc:
             self.error("ontology", exc)
             return
+        self._intake(pack, loaded.report)
         problems = binding_problems(pack, loaded)
         for problem in problems:
             self.error("ontology-binding", problem, _binding_loc(problem.message))
@@ -441,6 +450,21 @@ class _Checker:
         except PackError as exc:
             loc: KeyPath | None = ("ontology", "aliases") if "aliases" in exc.message else None
             self.error("ontology", exc, loc)
+
+    def _intake(self, pack: Pack, report: Any) -> None:
+        """The normalisation report (`ontology.normalise.IntakeReport`): triples set aside
+        before reasoning, by reason, and imports skipped; errors with --strict-dl."""
+        severity: Severity = "error" if self.strict_dl else "warning"
+        for a in report.set_aside:
+            self.add(severity, "dl-set-aside", f"{a.count} triple(s) set aside before "
+                     f"reasoning ({report.kept} kept): {a.why}; e.g. "
+                     + "; ".join(a.examples), file=pack.ontology_path,
+                     fix=a.fix + ("" if self.strict_dl else
+                                  " (--strict-dl refuses the pack instead)"))
+        for skipped in report.skipped:
+            self.add("warning", "import-skipped", f"owl:imports <{skipped.iri}> is skipped "
+                     f'([ontology.imports] "skip"): lost {skipped.lost}', file=skipped.importer,
+                     fix="map it to a local file if the pack needs its axioms")
 
     def _assertions(self, pack: Pack) -> None:
         if self.schema is None or not pack.assertions_dir.is_dir():

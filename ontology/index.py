@@ -18,7 +18,7 @@ from harness.pools import Pools
 
 __all__ = ["CODE_VERSION", "CardinalityRule", "DataRule", "OntologyIndex", "ViolationClass"]
 
-CODE_VERSION = "membrane-ontology-index-5"  # 5: enumerations decided by their nominals
+CODE_VERSION = "membrane-ontology-index-6"  # 6: RDF parsed by pyoxigraph, normalised (issue 27)
 VIOLATION_NS = "urn:membrane:violation#"
 PROBE_NS = "urn:membrane:not#"
 ROW_NS = "urn:membrane:row#"

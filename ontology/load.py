@@ -1,11 +1,14 @@
 """Loading a pack's OWL into a fresh owlready2 World, offline, with clear errors.
 
+Every file is parsed by a spec-conformant RDF parser (`ontology.rdf`: RDF/XML, Turtle,
+N-Triples, OWL/XML), normalised to what owlready2 and HermiT take (`ontology.normalise`:
+what they cannot take is set aside and reported), and handed to owlready2 as N-Triples.
+The IRIs owlready2 then holds are checked against the parser's: a divergence is a
+`PackError` naming the IRI and the file.
+
 Every load gets its own `owlready2.World()` (never the default world), so nothing leaks
-between packs, tests or artifacts. `owl:imports` are resolved to local files: by the
-pack's import map (`[ontology.imports]` in pack.toml: IRI -> file), else to the file next
-to the importing one named as the import IRI's last path segment (`.../pizza.owl` ->
-`pizza.owl`): membrane never fetches an ontology from the network. A file that does not parse, or an
-import that is not there, is a `PackError` naming the file.
+between packs, tests or artifacts. `owl:imports` (read from the parsed graph) are resolved
+to local files (`ontology.imports`); membrane never fetches an ontology from the network.
 """
 
 from __future__ import annotations
@@ -13,25 +16,26 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import owlready2
+import pyoxigraph as ox
 
 from harness.errors import PackError
+from ontology.imports import OWL_IMPORTS, Imports, closure
+from ontology.normalise import IntakeReport, normalise, short
+from ontology.rdf import Triple, to_ntriples
 
-__all__ = ["LoadedOntology", "load_ontology", "ontology_files", "ontology_hash"]
+__all__ = ["Imports", "LoadedOntology", "load_ontology", "ontology_files", "ontology_hash"]
 
-_IMPORT_RES = (
-    re.compile(rb"imports\s+rdf:resource\s*=\s*[\"']([^\"']+)[\"']"),
-    re.compile(rb"<http://www\.w3\.org/2002/07/owl#imports>\s*<([^>]+)>"),
-    re.compile(rb"<Import>\s*([^<\s]+)\s*</Import>"),
-    re.compile(rb"owl:imports\s+<([^>]+)>"),
-)
-_MAX_IMPORTS = 32
+_log = logging.getLogger(__name__)
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
 @dataclass
@@ -42,10 +46,11 @@ class LoadedOntology:
     world: Any  # owlready2.World (untyped library)
     onto: Any  # owlready2.Ontology
     files: tuple[Path, ...]
+    report: IntakeReport = field(default_factory=IntakeReport)
 
     def ntriples(self) -> str:
         """The whole World as N-Triples, `owl:imports` dropped (the imports are inside)."""
-        imports = self.world._abbreviate("http://www.w3.org/2002/07/owl#imports")
+        imports = self.world._abbreviate(OWL_IMPORTS)
 
         def keep(_graph: object, _s: object, p: object, _o: object, _d: object) -> bool:
             return bool(p != imports)
@@ -55,64 +60,11 @@ class LoadedOntology:
         return buf.getvalue().decode("utf-8")
 
 
-def _declared_imports(data: bytes) -> list[str]:
-    found: list[str] = []
-    for rx in _IMPORT_RES:
-        found += [m.decode("utf-8", "replace") for m in rx.findall(data)]
-    return list(dict.fromkeys(found))
-
-
-Imports = Mapping[str, Path]  # import IRI -> local file (`[ontology.imports]` in pack.toml)
-
-
-def _mapped(iri: str, imports: Imports) -> Path | None:
-    """The file the pack's import map gives for `iri` (with or without a final / or #)."""
-    for key in (iri, iri.rstrip("/#")):
-        for k, v in imports.items():
-            if k == key or k.rstrip("/#") == key:
-                return v
-    return None
-
-
-def _resolve(p: Path, iri: str, imports: Imports) -> Path:
-    """The local file of an `owl:imports <iri>` in `p`: the pack's import map, else the
-    file next to `p` named as the IRI's last path segment."""
-    mapped = _mapped(iri, imports)
-    if mapped is not None:
-        if not mapped.is_file():
-            raise PackError(f"[ontology.imports] maps <{iri}> to a file that does not exist",
-                            file=mapped, hint="fix the path (relative to the pack folder)")
-        return mapped
-    segment = iri.rstrip("/#").rsplit("/", 1)[-1]
-    local = p.parent / segment
-    if not segment or not local.is_file():
-        raise PackError(
-            f"owl:imports <{iri}>, which is not a file next to it ({segment or '?'}) and "
-            "not in the pack's import map",
-            file=p,
-            hint="membrane never downloads ontologies: map the IRI to a local file in "
-            f'pack.toml ([ontology.imports] "{iri}" = "ontology/FILE.owl"), or put the file '
-            "next to this one, named as the last segment of the IRI",
-        )
-    return local
-
-
 def ontology_files(path: Path, imports: Imports | None = None) -> list[Path]:
     """The ontology file followed by every file it (transitively) imports, resolved locally
-    (`imports`: the pack's import map, IRI -> file; else the naming rule)."""
-    order: list[Path] = []
-    todo = [path]
-    while todo:
-        p = todo.pop(0)
-        if p in order:
-            continue
-        if not p.is_file():
-            raise PackError("the ontology file does not exist", file=p)
-        order.append(p)
-        if len(order) > _MAX_IMPORTS:
-            raise PackError(f"more than {_MAX_IMPORTS} imported ontologies", file=path)
-        todo += [_resolve(p, iri, imports or {}) for iri in _declared_imports(p.read_bytes())]
-    return order
+    (`imports`: the pack's import map, IRI -> file or None for "skip"; else an XML catalog
+    beside the ontology, else the naming rule)."""
+    return [f.path for f in closure(path, imports or {}).files]
 
 
 def ontology_hash(path: Path, code_version: str = "", imports: Imports | None = None) -> str:
@@ -124,36 +76,94 @@ def ontology_hash(path: Path, code_version: str = "", imports: Imports | None = 
 
 
 def load_ontology(path: Path, imports: Imports | None = None) -> LoadedOntology:
-    """Parse `path` (RDF/XML, OWL/XML or N-Triples) and its local imports in a fresh World."""
-    files = ontology_files(path, imports)
+    """Parse `path` and its local imports, normalise them and load them in a fresh World."""
+    found = closure(path, imports or {})
+    kept, report = normalise(found.files)
+    report = IntakeReport(report.files, report.kept, report.set_aside, tuple(found.skipped))
+    for s in report.skipped:
+        _log.warning("owl:imports <%s> in %s skipped ([ontology.imports] \"skip\"): %s",
+                     s.iri, s.importer, s.lost)
     world = owlready2.World()
-    # Imports first (deepest last in `files`), so the main file finds them already loaded.
-    for p in reversed(files[1:]):
-        iri = _import_iri_for(files, p, imports or {})
-        _parse(world, iri, p)
-    onto = _parse(world, path.resolve().as_uri(), path)
-    return LoadedOntology(path=path, world=world, onto=onto, files=tuple(files))
+    onto: Any = None
+    # Imports first (deepest last), so the main file finds them already loaded.
+    for f, iri, triples in reversed(list(zip(found.files, found.iris, kept, strict=True))):
+        onto = _parse(world, iri, f.path, triples)
+    _check_iris(world, found.files[0].path, found.iris, kept)
+    return LoadedOntology(path=path, world=world, onto=onto,
+                          files=tuple(f.path for f in found.files), report=report)
 
 
-def _import_iri_for(files: list[Path], target: Path, imports: Imports) -> str:
-    for p in files:
-        for iri in _declared_imports(p.read_bytes()):
-            if _resolve(p, iri, imports) == target:
-                return iri
-    return target.resolve().as_uri()
-
-
-def _parse(world: Any, iri: str, path: Path) -> Any:
+def _parse(world: Any, iri: str, path: Path, triples: list[Triple]) -> Any:
+    body = [t for t in triples if t.predicate.value != OWL_IMPORTS]  # resolved already
+    entity = ""
     try:
-        # owlready2 prints the parser's traceback itself before raising; the PackError below
-        # says what matters, so keep stderr clean
-        with path.open("rb") as fh, contextlib.redirect_stderr(io.StringIO()):
-            return world.get_ontology(iri).load(fileobj=fh)
-    except PackError:
-        raise
+        # owlready2 prints the parser's traceback itself before raising; keep stderr clean
+        with contextlib.redirect_stderr(io.StringIO()):
+            onto = world.get_ontology(iri).load(fileobj=io.BytesIO(to_ntriples(body)),
+                                                format="ntriples")
+            # owlready2 builds an entity's Python class when it is first used: build each now,
+            # so an IRI it cannot hold fails here, named, with the file
+            for entity in sorted({t.subject.value for t in body if t.predicate.value == _RDF_TYPE
+                                  and isinstance(t.subject, ox.NamedNode)}):
+                world[entity]
+            return onto
     except Exception as exc:
         raise PackError(
-            f"the ontology does not parse: {type(exc).__name__}: {str(exc)[:300]}",
+            f"owlready2 cannot hold this ontology: {type(exc).__name__}: {str(exc)[:200]}"
+            + _suspects(body, entity),
             file=path,
-            hint="check it opens in Protégé (RDF/XML, OWL/XML or N-Triples)",
+            hint="the RDF parses; owlready2 refuses an IRI given incompatible kinds (class, "
+            "property, individual): give each its own IRI, or remove the extra rdf:type "
+            "triples named here",
         ) from exc
+
+
+def _suspects(triples: list[Triple], entity: str) -> str:
+    """The rdf:type triples of the IRI owlready2 failed on (else of IRIs typed both as a
+    property and as something else)."""
+    kinds: dict[str, list[str]] = {}
+    for t in triples:
+        if t.predicate.value == _RDF_TYPE and isinstance(t.object, ox.NamedNode):
+            kinds.setdefault(str(t.subject), []).append(short(t.object))
+    mixed = [(s, ks) for s, ks in kinds.items() if s == f"<{entity}>"] or [
+        (s, ks) for s, ks in kinds.items() if len(ks) > 1 and any(k.endswith("Property")
+                                                                  for k in ks)]
+    if not mixed:
+        return ""
+    shown = "; ".join(f"{s} rdf:type {', '.join(ks)}" for s, ks in mixed[:3])
+    return f" (triples: {shown})"
+
+
+@cache
+def _preloaded() -> frozenset[str]:
+    """The IRIs an empty owlready2 World already holds."""
+    w = owlready2.World()
+    return frozenset(r[0] for r in w.graph.execute("SELECT iri FROM resources"))
+
+
+def _check_iris(world: Any, root: Path, iris: list[str], kept: list[list[Triple]]) -> None:
+    """Every IRI the parser read is in owlready2's World, and owlready2 made up none."""
+    parsed: set[str] = set(iris)
+    for triples in kept:
+        for t in triples:
+            if t.predicate.value == OWL_IMPORTS:  # not handed to owlready2
+                continue
+            for term in (t.subject, t.predicate, t.object):
+                if isinstance(term, ox.NamedNode):
+                    parsed.add(term.value)
+                elif isinstance(term, ox.Literal) and term.datatype.value not in (
+                        _XSD_STRING, _LANG_STRING):
+                    parsed.add(term.datatype.value)
+    held = {r[0] for r in world.graph.execute("SELECT iri FROM resources")}
+    missing = sorted(parsed - held)
+    extra = sorted(held - parsed - _preloaded())
+    if missing or extra:
+        iri, what = (missing[0], "is in the file but not in owlready2's World") if missing \
+            else (extra[0], "is in owlready2's World but in no triple of the file")
+        raise PackError(
+            f"owlready2 holds the ontology's IRIs differently from the RDF parser: <{iri}> "
+            f"{what} ({len(missing)} missing, {len(extra)} made up)",
+            file=root,
+            hint="this is an owlready2 defect for this IRI's spelling: report it with the "
+            "file; meanwhile rename the IRI (percent-encode unusual characters)",
+        )
