@@ -9,6 +9,7 @@ ri.fk_orphan, prose.unknown_entity, prose.truncated)."""
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 from functools import cache
 from pathlib import Path
@@ -81,3 +82,49 @@ def truth(n: int = 1000, defect_rate: float = 0.05, seed: int = 11) -> list[dict
     return [{**entry, "artifact_id": _bench_id(i)}
             for i, (_flawed, found) in enumerate(_built(n, defect_rate, seed))
             for entry in found]
+
+
+def adversarial(n: int = 256, rows: int = 6, wrong: float = 0.8, seed: int = 22
+                ) -> list[Artifact]:
+    """The worst case for the value gate's reasoner (issue 22): `n` artifacts of `rows`
+    equipment rows each, every row distinct across the corpus (its type, standard and
+    manufacturer never repeat, so no memo helps), a share `wrong` of them with a standard
+    or a manufacturer of another domain than the equipment type (each a suspect row HermiT
+    must realise). Rooms and prose come from the benchmark corpus; no maintenance rows.
+    Deterministic; the pack has ~5,400 wrong and ~650 right distinct combinations."""
+    d = generator().d
+    rng = random.Random(seed)
+    pools: dict[tuple[str, str], list[Any]] = {}
+    for ind in d.INDIVIDUALS:
+        if ind.domain:
+            pools.setdefault((ind.cls, ind.domain), []).append(ind)
+
+    def of(kind: str, domain: str) -> list[Any]:
+        return list(pools[(d.DOMAIN_SUBCLASSES[kind][domain], domain)])
+
+    bad: list[tuple[str, str, str]] = []
+    good: list[tuple[str, str, str]] = []
+    for dom in d.DOMAINS:
+        for t in of("EquipmentType", dom):
+            for sd in d.DOMAINS:
+                for md in d.DOMAINS:
+                    for s in of("Standard", sd):
+                        for m in of("Manufacturer", md):
+                            combo = (t.label, s.label, m.label)
+                            (bad if dom != sd or dom != md else good).append(combo)
+    rng.shuffle(bad)
+    rng.shuffle(good)
+    out = []
+    for i, base in enumerate(artifacts(n, 0.0)):
+        room = base.tables["rooms"][0]["room_id"]
+        equipment = []
+        for j in range(rows):
+            t, s, m = bad.pop() if rng.random() < wrong else good.pop()
+            equipment.append({"equipment_id": f"EQ-{j + 1:03d}", "room_id": room,
+                              "equipment_type": t, "standard": s, "manufacturer": m,
+                              "rated_power_kw": 1.0})
+        out.append(Artifact.model_validate({
+            "id": f"adversarial-{i + 1:05d}", "prose": base.prose,
+            "tables": {"rooms": base.tables["rooms"], "equipment": equipment, "maintenance": []},
+        }))
+    return out

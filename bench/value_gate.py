@@ -12,8 +12,12 @@ artifacts, ~18 rows each, 5% defective), against the naive path measured in the 
 `speedup_vs_naive` = fast artifacts/s ÷ naive artifacts/s. The `third_party_*` figures are
 the enumeration-heavy, wine-like vino pack (issue 21): its classification (base and probe
 call; without --quick also the probe call as it was, with a probe per enumeration) and the
-warm gate's artifacts/s on 5-row wine artifacts. Not a test: figures vary with the machine
-and its load.
+warm gate's artifacts/s on 5-row wine artifacts. The `worst_case_*` figures (issue 22) judge
+`bench.corpus.adversarial` as one cohort (256 artifacts, 64 with --quick: every row
+distinct, ~80% with a standard or manufacturer of another domain, so every such row is a
+suspect HermiT must realise): artifacts/s, the suspect rows, the reasoner calls and the
+longest one (chunking keeps it far under the timeout). Not a test: figures vary with the
+machine and its load.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import PACK, artifacts
+from bench.corpus import PACK, adversarial, artifacts
 from effectors.value_gate import ValueGate
 from harness.models import Artifact, Verdict
 from harness.pack import load_pack
@@ -102,6 +106,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             "fallback_identical": cold_verdicts == fast and again == fast,
             "critiques": dict(sorted(codes.items())),
             **third_party(quick),
+            **worst_case(quick),
         },
         "notes": (
             f"naive path measured on the first {sample} artifacts (one fresh owlready2 "
@@ -193,3 +198,47 @@ def third_party(quick: bool = False) -> dict[str, float]:
     out["third_party_reasoner_calls"] = warm.calls
     out["third_party_rejected"] = sum(1 for v in verdicts if not v.passed)
     return out
+
+
+class _Longest(WarmHermit):
+    """The warm HermiT, its longest call kept."""
+
+    longest_s = 0.0
+
+    def _call(self, base: Any, rows: Any, ask: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return super()._call(base, rows, ask)
+        finally:
+            self.longest_s = max(self.longest_s, time.perf_counter() - t0)
+
+
+def worst_case(quick: bool = False) -> dict[str, float]:
+    """Issue 22: the adversarial corpus as one cohort (no row repeats, most are suspects)."""
+    n = 64 if quick else 256
+    corpus = adversarial(n)
+    pack = load_pack(PACK)
+    with tempfile.TemporaryDirectory() as d:
+        ValueGate.from_pack(pack, Path(d), HermitRunner())
+        warm = _Longest()
+        gate = ValueGate.from_pack(pack, Path(d), warm)
+        gate.warm_up()
+        warm.longest_s = 0.0
+        t0 = time.perf_counter()
+        verdicts = gate.judge(corpus)
+        judge_s = time.perf_counter() - t0
+        checks = [gate._check_cells(i, a) for i, a in enumerate(corpus)]
+        suspects = sum(1 for c in checks for r in c.rows if r.suspect)
+    codes = Counter(c.code for v in verdicts for c in v.critiques)
+    return {
+        "worst_case_artifacts_per_s": round(_rate(n, judge_s), 2),
+        "worst_case_artifacts": n,
+        "worst_case_suspect_rows": suspects,
+        "worst_case_judge_s": round(judge_s, 1),
+        "worst_case_reasoner_calls": warm.calls,
+        "worst_case_longest_call_s": round(warm.longest_s, 2),
+        "worst_case_chunk_rows": gate._sizer.rows,
+        "worst_case_timeout_s": gate._sizer.timeout_s,
+        "worst_case_value_timeouts": codes.get("value.timeout", 0),
+        "worst_case_rejected": sum(1 for v in verdicts if not v.passed),
+    }

@@ -1,6 +1,6 @@
 """The value gate's findings that need the row, the reasoner or the row plan:
-`value.disjoint`, `value.unsat`, `value.cardinality`, `value.not_entailed` and the info
-critiques `value.same_as` / `value.equivalent_class` (see `effectors.value_gate`)."""
+`value.disjoint`, `value.unsat`, `value.timeout`, `value.cardinality`, `value.not_entailed`
+and the info critiques `value.same_as` / `value.equivalent_class` (see `effectors.value_gate`)."""
 
 from __future__ import annotations
 
@@ -121,6 +121,25 @@ class FindingsMixin:
             for column, col in self.pack.tables[r.table].columns.items():
                 if col.kind == "object" and column in row:
                     c.rejected.add(CellRef(table=r.table, row=r.row, column=column))
+
+    def _timeout(self, c: Check, r: RowFacts, timeout_s: float) -> None:
+        """HermiT did not judge the row within the timeout, even alone: fail it closed."""
+        row = c.artifact.tables[r.table][r.row]
+        key = self._key(c, r.table, r.row)
+        c.critiques.append(Critique(
+            code="value.timeout", gate=self.name,
+            location=Location(table=r.table, row=r.row, key=key),
+            evidence=(f"{r.table}[{r.row}] ({key}): "
+                      + ", ".join(f"{fragment(p)} {fragment(i)}" for p, i in r.values),),
+            fix_hint="change a value of this row, or raise `reasoner_timeout_s` under "
+                     "[ontology] in pack.toml",
+            message=f"{r.table}[{r.row}] ({key}): HermiT did not judge this row within "
+                    f"{timeout_s:g} s; its values are not admitted (the cohort's other rows "
+                    "were judged)",
+        ))
+        for column, col in self.pack.tables[r.table].columns.items():
+            if col.kind == "object" and column in row:
+                c.rejected.add(CellRef(table=r.table, row=r.row, column=column))
 
     # -- cardinality (the row plan, before the reasoner) --------------------------------------
     def _too_many(self, c: Check, r: Row) -> None:

@@ -11,6 +11,9 @@ Per object cell (column bound to an object property):
   (modulo owl:sameAs, in the qualifying class) than a `≥n`/`≤n`/`=n` restriction or a
   functional property allows;
 * `value.unsat`       — any other inconsistency, isolated to a minimal set of rows;
+* `value.timeout`     — HermiT could not judge the row (alone) within the pack's
+  `reasoner_timeout_s`: its object cells are not admitted, the cohort's other rows are
+  judged (reasoner calls are chunked and a timed-out call bisected, `ontology.bounded`);
 * `value.not_entailed`— consistent, but the value is not entailed to be in the required
   class (open world: e.g. a manufacturer only known as HVAC in an imaging row);
 * `value.same_as`, `value.equivalent_class` (info) — a value admitted under another name.
@@ -59,6 +62,7 @@ from harness.pools import Pools, normalize_label
 from harness.saferegex import compile_safe
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
 from ontology.axioms import fragment
+from ontology.bounded import ChunkSizer
 from ontology.facets import data_problem, describe
 from ontology.localise import RowStatus, Signature
 from ontology.naive import OwlreadyReasoner
@@ -120,6 +124,9 @@ class ValueGate(FindingsMixin):
         self._cell_memo: dict[tuple[str, str, type, Cell], _Cell] = {}
         self._plan_memo: dict[tuple[str, tuple[str | None, ...]], _Planned] = {}
         self._row_memo: dict[Signature, RowStatus] = {}
+        bound = getattr(self.runner, "timeout_s", None)  # the runner's own, when it has one
+        self._sizer = ChunkSizer(timeout_s=float(bound) if isinstance(bound, int | float)
+                                 else timeout)
         self._hint = lru_cache(maxsize=4096)(self._members_hint)
 
     @classmethod
@@ -160,8 +167,11 @@ class ValueGate(FindingsMixin):
             r.facts.iri for c in checks for r in c.rows if r.suspect
         }
         found = localise(rows, self._base, self._violation, self._prop_iris, self.runner,
-                         suspects=suspects, memo=memo)
+                         suspects=suspects, memo=memo, sizer=self._sizer)
         by_owner = {c.index: c for c in checks}
+        for owner, timed_out in found.timeouts.items():
+            for facts in timed_out:
+                self._timeout(by_owner[owner], facts, self._sizer.timeout_s)
         for c in checks:
             for r in c.rows:
                 for v in sorted(found.violations.get(r.facts.iri, ()), key=self._specificity):

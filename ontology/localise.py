@@ -34,16 +34,26 @@ benchmark are ~1,000 distinct ones, and a later cohort mostly costs no reasoner 
 Every conflict is then a single row (the first `max_conflicts` of a candidate, in row
 order: what QuickXplain returns on independent rows).
 
+**Bounded calls** (`sizer` given, `ontology.bounded`): the work is cut into chunks of at
+most `sizer.rows` suspect rows (distinct rows when `memo` is given, else whole candidates),
+each judged by steps 1-4 on its own; a cohort with fewer suspects is one chunk, as above.
+A chunk whose reasoner call times out is bisected: only the rows (or, without `memo`, the
+candidates) that time out alone are returned in `Findings.timeouts`, the rest are judged
+(unless the base ontology alone times out too: then the timeout is too short for anything
+and `ReasonerTimeout` fails the cohort closed, as an infrastructure error).
+
 The reasoner is any `ontology.reason.Reasoner`: the warm JVM, the cold subprocess or
 owlready2's own call answer the same questions.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ontology.bounded import ChunkSizer, bisect, chunks
 from ontology.reason import BaseOntology, Reasoner
 from ontology.render import RowFacts
 
@@ -59,12 +69,14 @@ class RowStatus:
 
     hits: frozenset[str]
     alone_ok: bool
+    timed_out: bool = False  # HermiT did not judge the row alone within the timeout
 
 
 @dataclass
 class Findings:
     violations: dict[str, set[str]] = field(default_factory=dict)  # row IRI -> violation IRIs
     unsat: dict[int, list[list[RowFacts]]] = field(default_factory=dict)  # owner -> conflicts
+    timeouts: dict[int, list[RowFacts]] = field(default_factory=dict)  # owner -> rows not judged
     calls: int = 0
 
 
@@ -91,28 +103,75 @@ def localise(
     suspects: set[str] | None = None,
     memo: dict[Signature, RowStatus] | None = None,
     max_conflicts: int = 3,
+    sizer: ChunkSizer | None = None,
 ) -> Findings:
     """Find the offending rows of a cohort. `violation_props`: V IRI -> property IRI.
 
     `suspects` (row IRIs) limits step 2's realisation to the rows the cached classification
     predicts to violate a requirement (realising every row is superlinear); `None`
     realises every row. `memo`: reason per distinct row (rows must be independent).
+    `sizer`: bound the suspect rows per call and bisect a call that times out.
     """
     before = runner.calls
     if memo is not None:
         findings = _per_row(rows, base, violation, violation_props, runner, memo, max_conflicts,
-                            suspects)
+                            suspects, sizer)
     else:
-        findings = _cohort(rows, base, violation, violation_props, runner, suspects,
-                           max_conflicts)
+        findings = _by_owner(rows, base, violation, violation_props, runner, suspects,
+                             max_conflicts, sizer)
     findings.calls = runner.calls - before
     return findings
+
+
+def _by_owner(
+    rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
+    violation_props: dict[str, str], runner: Reasoner, suspects: set[str] | None,
+    max_conflicts: int, sizer: ChunkSizer | None,
+) -> Findings:
+    """`_cohort` over chunks of whole candidates (one chunk when the suspects fit)."""
+    groups: dict[int, list[RowFacts]] = defaultdict(list)
+    for r in rows:
+        groups[r.owner].append(r)
+    owners = sorted(groups)
+    heavy = {o: sum(1 for r in groups[o] if suspects is None or r.iri in suspects)
+             for o in owners}
+    if sizer is None or sum(heavy.values()) <= sizer.rows:
+        return _cohort(rows, base, violation, violation_props, runner, suspects, max_conflicts)
+    findings, bound = Findings(), sizer
+
+    def judge(chunk: list[int]) -> None:
+        part = [r for o in chunk for r in groups[o]]
+        t0 = time.perf_counter()
+        found = _cohort(part, base, violation, violation_props, runner, suspects, max_conflicts)
+        bound.observe(sum(heavy[o] for o in chunk), time.perf_counter() - t0)
+        findings.violations.update(found.violations)
+        findings.unsat.update(found.unsat)
+
+    size = sizer.rows
+    cut: list[list[int]] = []
+    for o in owners:  # at most `size` suspects a chunk (a candidate is never split)
+        if not cut or (sum(heavy[x] for x in cut[-1]) + heavy[o] > size and cut[-1]):
+            cut.append([])
+        cut[-1].append(o)
+    late = [o for chunk in cut for o in bisect(chunk, judge, sizer)]
+    if late:
+        _blame_rows(runner, base)
+    for owner in late:
+        findings.timeouts[owner] = list(groups[owner])
+    return findings
+
+
+def _blame_rows(runner: Reasoner, base: BaseOntology) -> None:
+    """Some rows timed out alone. If the base ontology alone times out too, the timeout is too
+    short for any row: `ReasonerTimeout` propagates (infrastructure, nothing admitted), else
+    the rows are to blame (`Findings.timeouts`)."""
+    runner.consistent(base, [])
 
 
 def _per_row(
     rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
     violation_props: dict[str, str], runner: Reasoner, memo: dict[Signature, RowStatus],
-    max_conflicts: int, suspects: set[str] | None,
+    max_conflicts: int, suspects: set[str] | None, sizer: ChunkSizer | None,
 ) -> Findings:
     fresh: dict[Signature, RowFacts] = {}
     suspect: set[str] = set()  # IRIs of the representatives to realise
@@ -122,15 +181,37 @@ def _per_row(
             fresh[sig] = replace(r, owner=len(fresh), table_index=0, row=0)
         if sig in fresh and (suspects is None or r.iri in suspects):
             suspect.add(fresh[sig].iri)
-    if fresh:
-        reps = list(fresh.values())
-        cohort = _cohort(reps, base, violation, violation_props, runner, suspect, 1)
-        for sig, rep in fresh.items():
-            memo[sig] = RowStatus(frozenset(cohort.violations.get(rep.iri, ())),
-                                  rep.owner not in cohort.unsat)
+
+    def judge(reps: list[RowFacts]) -> None:
+        heavy = {r.iri for r in reps if r.iri in suspect}
+        t0 = time.perf_counter()
+        cohort = _cohort(reps, base, violation, violation_props, runner, heavy, 1)
+        if sizer is not None:
+            sizer.observe(len(heavy), time.perf_counter() - t0)
+        for rep in reps:
+            memo[_signature(rep)] = RowStatus(frozenset(cohort.violations.get(rep.iri, ())),
+                                              rep.owner not in cohort.unsat)
+
+    reps = list(fresh.values())
+    size = sizer.rows if sizer is not None else max(1, len(reps))
+    late = [rep for chunk in chunks(reps, lambda r: r.iri in suspect, size)
+            for rep in bisect(chunk, judge, sizer)]  # timed out alone: not judged
+    if late:
+        _blame_rows(runner, base)
+    for rep in late:
+        memo[_signature(rep)] = RowStatus(frozenset(), True, timed_out=True)
+    return _answer(rows, memo, violation_props, max_conflicts)
+
+
+def _answer(rows: Sequence[RowFacts], memo: dict[Signature, RowStatus],
+            violation_props: dict[str, str], max_conflicts: int) -> Findings:
+    """Every row's findings, from the memo."""
     findings = Findings()
     for r in rows:
         status = memo[_signature(r)]
+        if status.timed_out:
+            findings.timeouts.setdefault(r.owner, []).append(r)
+            continue
         if status.hits:
             findings.violations[r.iri] = set(status.hits)
         if not status.alone_ok:
