@@ -551,7 +551,13 @@ class ClaimChecker:
                 return None if ind is None else obj[2] == ind
             held = [ind for r in _bits(rows) if (ind := inds[r]) is not None]
             return obj[2] in held if held else None
-        cells = index.cells(table, column)
+        cells = index.cell_columns.get((table, column)) or index.cells(table, column)
+        if one and obj[3]:  # a row key stated about one row: the key it holds?
+            cell = cells[rows.bit_length() - 1]
+            if cell is None:
+                return None
+            if str(cell) == obj[2]:
+                return True
         return index.judge_reference(obj, [str(c) for r in _bits(rows)
                                            if (c := cells[r]) is not None])
 

@@ -118,13 +118,12 @@ def not_asserted(text: str, start: int, end: int, sentence: tuple[int, int]) -> 
     return _AFTER.match(after) is not None
 
 
-def _after_determiners(low: str, heads: Mapping[str, str]) -> dict[str, list[tuple[int, int]]]:
-    """What `_finds` finds for each head of one word made of word characters, "-" and "/"
-    (a key for each, even when none is found), from one scan for the determiners: such a
-    head, ending where no such character follows, is the whole run of them after "the ",
-    "this " or "that "."""
-    out: dict[str, list[tuple[int, int]]] = {
-        h: [] for h in heads if " " not in h and _WORD_RUN.fullmatch(h)}
+def _after_determiners(low: str, heads: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+    """What `_finds` finds for each of `heads`, heads of one word made of word characters,
+    "-" and "/" (`Heads._runs`; a key for each, even when none is found), from one scan for
+    the determiners: such a head, ending where no such character follows, is the whole run
+    of them after "the ", "this " or "that "."""
+    out: dict[str, list[tuple[int, int]]] = {h: [] for h in heads}
     if not out:
         return out
     for m in _DETERMINER.finditer(low):
@@ -152,6 +151,9 @@ class Heads:
                 self.by_head.setdefault(head, set()).add(ind)
                 self.head_of[ind] = head
         self._regex: dict[str, re.Pattern[str]] = {}
+        # the heads `_after_determiners` finds (one word of word characters, "-" and "/")
+        self._runs = frozenset(
+            h for h in self.by_head if " " not in h and _WORD_RUN.fullmatch(h))
 
     def _finder(self, head: str) -> re.Pattern[str] | None:
         """The regex of a head of several words (any separators); None for one word."""
@@ -189,7 +191,7 @@ class Heads:
         low = text.lower()
         taken_starts = [t[0] for t in taken]
         out: list[tuple[int, int, str]] = []
-        after = _after_determiners(low, heads)
+        after = _after_determiners(low, [h for h in heads if h in self._runs])
         for head, ind in heads.items():
             if " " in head and ind in named:
                 continue
