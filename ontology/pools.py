@@ -39,6 +39,7 @@ from ontology.warm import default_reasoner
 __all__ = ["build_index", "check_ontology", "load_index", "load_pools"]
 
 _RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _SKOS = "http://www.w3.org/2004/02/skos/core#"
 _LABEL_PROPS = (_RDFS_LABEL, _SKOS + "prefLabel", _SKOS + "altLabel")
 
@@ -361,6 +362,17 @@ def _individuals(result: Classification, classes: list[str]) -> list[str]:
     return sorted(i for i in result.types if not i.startswith(skip))
 
 
+def _typed_by_a_class(loaded: LoadedOntology, iri: str, named: set[str]) -> bool:
+    """Whether the ontology asserts `iri rdf:type C` for a named class C (a pun on purpose)."""
+    world = loaded.world
+    storid = world._abbreviate(iri, False)
+    rdf_type = world._abbreviate(_RDF_TYPE, False)
+    if storid is None or rdf_type is None:
+        return False
+    return any(world._unabbreviate(o) in named
+               for o in world._get_obj_triples_sp_o(storid, rdf_type) if o > 0)
+
+
 def _labels(loaded: LoadedOntology, iri: str) -> tuple[str, ...]:
     world = loaded.world
     storid = world._abbreviate(iri, False)
@@ -388,6 +400,8 @@ def _pools(
         name = fragment(iri)
         if name in individuals:
             continue  # two IRIs, one fragment: the first (sorted) wins
+        if iri in named and not _typed_by_a_class(loaded, iri, named):
+            continue  # a class punned only by a property value (Brick: deprecatedInVersion)
         types = sorted({fragment(t) for t in result.individual_types(iri) if t in named})
         labels = _labels(loaded, iri)
         individuals[name] = IndividualInfo(name=name, labels=labels, types=tuple(types))
