@@ -1,5 +1,6 @@
 # membrane — two commands do all the set-up on a fresh machine:
-#   make demo   refine the shipped flawed example corpus (offline, no API key)
+#   make demo   refine the shipped flawed example corpus (offline, no API key);
+#               make demo PACK=pizza: the pizza pack's (generated, workspace packs/pizza/demo)
 #   make test   run the test suite, fast part (slow tests: make test-slow; CI runs both)
 #   make hermes hermes-agent's own environment (.venv-hermes) for `--proposer hermes` and `acp`
 # Needs: python3.11 (with venv) and Java >= 11 (17 recommended) for HermiT.
@@ -10,6 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
+PACK   ?= facility
 
 .PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java chromium
 
@@ -41,7 +43,15 @@ $(HERMES_STAMP): constraints-hermes.txt
 	@touch $(HERMES_STAMP)
 
 demo: $(STAMP)
+ifeq ($(PACK),facility)
 	$(BIN)/membrane batch packs/facility/corpus/demo.jsonl --pack packs/facility --workspace .
+else ifeq ($(PACK),pizza)
+	$(BIN)/python packs/pizza/generate.py corpus --seed 11 --count 120 --out packs/pizza/corpus
+	@mkdir -p packs/pizza/demo
+	$(BIN)/membrane batch packs/pizza/corpus/demo.jsonl --pack packs/pizza --workspace packs/pizza/demo
+else
+	$(error PACK=$(PACK): make demo knows PACK=facility (the default) and PACK=pizza)
+endif
 
 # the fast suite (the README's test command); the slow tests: make test-slow; CI: both
 test: $(STAMP) $(HERMES_STAMP) chromium
@@ -73,5 +83,5 @@ corpus: $(STAMP)
 	$(BIN)/python packs/facility/prose_cases.py --out packs/facility/corpus
 
 clean-demo:
-	rm -rf scratch/* current/* archive trace .membrane
+	rm -rf scratch/* current/* archive trace .membrane packs/pizza/demo
 	@touch scratch/.gitkeep current/.gitkeep
