@@ -58,7 +58,11 @@ def read_catalog(path: Path) -> dict[str, Path]:
 
 
 def _target(path: Path, folder: Path, base: str, uri: str, line: int) -> Path:
-    ref = urlparse(uri)
+    try:
+        ref = urlparse(uri)
+    except ValueError as exc:  # "http://[x": an IPv6 host that is none
+        raise PackError(f"the XML catalog maps an import to {uri!r}, which is no URI",
+                        file=path, line=line, hint="fix that uri= attribute") from exc
     if ref.scheme not in ("", "file"):
         raise PackError(f"the XML catalog maps an import to {uri!r}, which is not a local file",
                         file=path, line=line,

@@ -323,3 +323,29 @@ def test_a_class_that_is_also_a_shape_stays_a_class(tmp_path: Path) -> None:
     assert list(ahu.label) == ["air handling unit"]
     aside = {s.reason: s.count for s in loaded.report.set_aside}
     assert aside["shacl"] == 8 + 4  # its sh:NodeShape type, sh:property and the node's two
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(
+    st.binary(max_size=300),
+    st.builds(lambda name, uri: CATALOG.replace("http://ex.org/far/bacnet", name)
+              .replace("vendor/bacnet-2020.ttl", uri).encode(),
+              st.text(max_size=20),
+              st.sampled_from(["http://[x", "file:///etc/passwd", "../x", "/etc/passwd"])
+              | st.text(max_size=30)),
+))
+def test_any_catalog_reads_or_is_a_pack_error(data: bytes) -> None:
+    import tempfile
+
+    from ontology.catalog import read_catalog
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "catalog-v001.xml"
+        p.write_bytes(data)
+        try:
+            entries = read_catalog(p)
+        except PackError as exc:
+            assert exc.file == str(p)
+        else:
+            assert all(v.is_file() and v.is_relative_to(Path(d).resolve())
+                       for v in entries.values())
