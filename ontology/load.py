@@ -33,6 +33,7 @@ from ontology.rdf import Triple, to_ntriples
 __all__ = ["Imports", "LoadedOntology", "load_ontology", "ontology_files", "ontology_hash"]
 
 _log = logging.getLogger(__name__)
+_LOGGED: set[tuple[str, Path]] = set()  # skipped imports already logged
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -81,6 +82,9 @@ def load_ontology(path: Path, imports: Imports | None = None) -> LoadedOntology:
     kept, report = normalise(found.files)
     report = IntakeReport(report.files, report.kept, report.set_aside, tuple(found.skipped))
     for s in report.skipped:
+        if (s.iri, s.importer) in _LOGGED:
+            continue  # once a process: pack check and a batch load the ontology more than once
+        _LOGGED.add((s.iri, s.importer))
         _log.warning("owl:imports <%s> in %s skipped ([ontology.imports] \"skip\"): %s",
                      s.iri, s.importer, s.lost)
     world = owlready2.World()
