@@ -29,7 +29,7 @@ description = "A product catalogue: items, their kind, material and weight."
 license = ""                    # the corpus's licence (an SPDX id) for the export's card
 
 [files]                         # paths relative to this folder
-ontology = "ontology/{name}.owl"  # the value ontology (RDF/XML, OWL/XML or N-Triples)
+ontology = "ontology/{name}.owl"  # the value ontology (RDF/XML, Turtle, N-Triples or OWL/XML)
 spine = "spine.sql"             # CREATE TABLE statements: keys, types, constraints
 assertions = "assertions"       # *.sql: SELECTs that return violating rows
 references = "references"       # *.txt: sample prose (the length band, the proposer's examples)
