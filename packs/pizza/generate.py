@@ -10,9 +10,10 @@ row layer: row classes, the columns' properties, and the pool individuals. Toppi
 are typed with Pizza's own classes, so Pizza's hierarchy and disjointness judge them (ham is a
 HamTopping, so a MeatTopping; a deep pan base is no thin and crispy one, and no topping).
 Recipes are individuals of our own VegetarianRecipe / NonVegetarianRecipe, each with
-`rdfs:seeAlso` its Pizza class (typing them with Pizza's NamedPizza classes makes HermiT realise
-their existential toppings: ~3 s more per recipe); tests/test_pizza_pack.py checks that the
-split agrees with what HermiT infers from Pizza's closure axioms (its VegetarianPizza).
+`rdfs:seeAlso` its Pizza class (typed with Pizza's NamedPizza classes, HermiT realises their
+existential toppings: a plain classification took 56 s with all 21 recipes, 7 s with none, on a
+loaded 2-core VM); tests/test_pizza_pack.py checks that the split agrees with what HermiT infers
+from Pizza's closure axioms (its VegetarianPizza).
 Stdlib only; output is deterministic (one seeded `random.Random` per artifact).
 """
 
