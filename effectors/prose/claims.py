@@ -336,23 +336,21 @@ class ClaimChecker:
                 if claim is None:
                     continue
             source, cs, ce, value, obj = claim
-            table, column = source[0], source[1]
-            si = max(bisect_right(sent_starts, cs) - 1, 0)
+            si = (bisect_right(sent_starts, cs) or 1) - 1  # the sentence (0 before the first)
             if si in together:
                 pending.setdefault(si, []).append(claim)
                 continue
-            lo, hi = sent_spans[si]
-            rows = self._subject(prose, claim, anchors, starts, sent_spans, si, memo)
+            rows = self._subject(prose, source, cs, ce, anchors, starts, sent_spans, si, memo)
             if rows <= 0:
                 skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
                 continue
-            verdict = self._verdict(source[2], table, column, rows, value, obj, index)
+            verdict = self._verdict(source[2], source[0], source[1], rows, value, obj, index)
             if verdict is None:
                 continue
             judged += 1
             if not verdict:
                 out.append(self._mismatch(artifact, prose, source, (cs, ce, value, obj),
-                                          (lo, hi), rows))
+                                          sent_spans[si], rows))
         judged += sum(self._respectively(artifact, prose, claims, sent_spans[si], anchors,
                                          index, out, skipped) for si, claims in pending.items())
         self.skipped = skipped
@@ -368,12 +366,11 @@ class ClaimChecker:
             anchors.sort()
         return anchors
 
-    def _subject(self, prose: str, claim: tuple[_Source, int, int, Reading, Anchor | None],
+    def _subject(self, prose: str, source: _Source, cs: int, ce: int,
                  anchors: Sequence[Anchor], starts: Sequence[int],
                  sent_spans: Sequence[tuple[int, int]], si: int, memo: _Memo) -> int:
-        """The subject rows of a claim in sentence `si`: in its clause, else its sentence,
-        else the row "It" refers to (`effectors.prose.subject`)."""
-        source, cs, ce = claim[0], claim[1], claim[2]
+        """The subject rows of a claim on `source` at [cs, ce) in sentence `si`: in its
+        clause, else its sentence, else the row "It" refers to (`effectors.prose.subject`)."""
         lo, hi = sent_spans[si]
         cuts = memo.breaks.get(si)
         if cuts is None:
