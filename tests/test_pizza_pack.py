@@ -167,6 +167,10 @@ def test_the_vegetarian_split_is_the_one_hermit_infers_from_pizza(tmp_path: Path
     dest = tmp_path / "pizza"
     shutil.copytree(PIZZA, dest, ignore=shutil.ignore_patterns("corpus", "demo", "__pycache__"))
     (dest / "ontology" / "pizza_menu.owl").write_text(gen.owl(typed=True), encoding="utf-8")
+    toml = dest / "pack.toml"  # 212 s at load ~6.5 on two cores: room beyond the 300 s default
+    ns, text = 'namespace = "http://membrane.dev/packs/pizza#"\n', toml.read_text(encoding="utf-8")
+    assert ns in text
+    toml.write_text(text.replace(ns, ns + "reasoner_timeout_s = 1200\n"), encoding="utf-8")
     pools = load_pools(load_pack(dest), tmp_path / "cache")
     for recipe in gen.RECIPES:
         veg = recipe in gen.VEGETARIAN
