@@ -486,14 +486,18 @@ class ClaimChecker:
             value = q.phrases.get(" ".join(normalize_label(prose[hs:he]).split()))
             return None if value is None else (hs, he, Reading(value, value))
         if kind == "u":
-            factor = q.factor(prose[hs:he])
-            found = _number_before(_NUM_BEFORE, prose, max(0, hs - 60), hs) \
-                if factor is not None else None
-            if factor is None or found is None:
+            unit = prose[hs:he]
+            factor = q.factors.get(unit)  # as declared (else `factor`'s case rules)
+            if factor is None and (factor := q.factor(unit)) is None:
+                return None
+            found = _number_before(_NUM_BEFORE, prose, hs - 60 if hs > 60 else 0, hs)
+            if found is None:
                 return None
             cs, num = found
-            value = self._parse(num, factor)
-            return cs, he, qualifier(prose[max(0, cs - 60):cs], value, factor)
+            value = self._parsed.get((num, factor))
+            if value is None:
+                value = self._parse(num, factor)
+            return cs, he, qualifier(prose[cs - 60 if cs > 60 else 0:cs], value, factor)
         m = _NUM_AFTER.match(prose, he)
         if m is None:
             view, moved = numeric_view(prose[he:he + 60])
