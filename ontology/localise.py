@@ -3,7 +3,9 @@
 Strategy (one `localise` per `ValueGate.judge`):
 
 1. **Consistency** of base ontology + every row of the cohort (one `-k` call). Consistent:
-   done, no disjointness finding. *A clean cohort costs one HermiT call.*
+   done, no disjointness finding. *A clean cohort costs one HermiT call.* Skipped when the
+   cached classification predicts suspects (the cohort is then almost surely inconsistent):
+   step 3 answers it, since a consistent cohort has no member of a violation class.
 2. **Violation classes** (one `-c -I` call): the base ontology with each relevant
    `C ⊑ ∀p.D` / `range(p) = D` replaced by `V ≡ C ⊓ ∃p.¬D` (`ontology.rules`), plus the
    *suspect* rows (those the cached classification predicts to break a requirement;
@@ -12,7 +14,7 @@ Strategy (one `localise` per `ValueGate.judge`):
    `V` classes: that names the row, the property (hence the cell) and the axiom.
 3. **Re-check** (one `-k` call): the original ontology + the rows with the offending
    assertions removed. Consistent: done. *A cohort whose defects are all ∀/range
-   violations costs three calls, whatever its size.*
+   violations costs two calls (per chunk, see below).*
 4. Otherwise (an inconsistency the violation classes do not explain): **bisection**.
    Consistency is monotone (a subset of a consistent ABox is consistent), so halving the
    set of candidates finds exactly the candidates that are inconsistent *on their own*
@@ -228,7 +230,7 @@ def _cohort(
 ) -> Findings:
     findings = Findings()
     check = _Checker(runner, base)
-    if not rows or check.consistent(rows):
+    if not rows:
         return findings
     # Rows with the same class and values are realised once (rows interact only through
     # the base ontology, see above): a corpus repeats its defects.
@@ -236,12 +238,18 @@ def _cohort(
     for r in rows:
         if suspects is None or r.iri in suspects:
             reps.setdefault(_signature(r), r)
+    # With predicted suspects the rows are most likely inconsistent: realise first and skip
+    # step 1 (step 3 answers it: a consistent cohort has no violation-class member), one call
+    # fewer per cohort. Without a prediction, step 1 first (a clean cohort: one call).
+    realise_first = suspects is not None and bool(reps)
+    if not realise_first and check.consistent(rows):
+        return findings
     result = (
         runner.instances(violation, list(reps.values()), sorted(violation_props))
         if reps else None
     )
     remaining = _apply_hits(findings, rows, reps, result, violation_props)
-    if findings.violations and check.consistent(remaining):
+    if (findings.violations or realise_first) and check.consistent(remaining):
         return findings
     groups: dict[int, list[RowFacts]] = defaultdict(list)
     for r in remaining:
