@@ -23,6 +23,8 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 from effectors.prose.matcher import Anchor
 from effectors.prose.quantity import Reading, numeric_view, qualifier
@@ -31,6 +33,12 @@ from harness.models import Artifact, Cell
 from harness.pack import Pack, ProseAggregate
 
 __all__ = ["AggregateChecker", "AggregateMismatch"]
+
+_ahocorasick: ModuleType | None
+try:  # one scan for the cues' first words (as the entity matcher uses it); else str.find
+    import ahocorasick_rs as _ahocorasick
+except ImportError:  # pragma: no cover - exercised where the package is missing
+    _ahocorasick = None
 
 _NUM = r"(-?\d+(?:,\d{3})*(?:\.\d+)?)"
 _COUNT = re.compile(r"(?<![\w.])(\d+)\s+$")
@@ -47,6 +55,16 @@ class AggregateMismatch:
     sentence: tuple[int, int]
     held: str  # what the rows hold, in words
     rows: tuple[str, ...]  # the rows' evidence lines
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    """Where `word` starts in `text`, overlapping occurrences too."""
+    out = []
+    at = text.find(word)
+    while at >= 0:
+        out.append(at)
+        at = text.find(word, at + 1)
+    return out
 
 
 def _words(phrases: Sequence[str]) -> str:
@@ -147,6 +165,15 @@ class AggregateChecker:
             {w + " " if all(len(p.split()) > 1 for p in phrases if p.split()[0] == w) else w
              for w in self._firsts}
         )
+        # every occurrence of those words (overlapping too) in one scan, when available
+        self._scans: dict[bool, Any] = (
+            {
+                spaced: _ahocorasick.AhoCorasick(words)
+                for spaced, words in ((True, self._spaced), (False, self._firsts))
+            }
+            if _ahocorasick is not None and self._firsts
+            else {}
+        )
 
     def sentences_hit(self, prose: str, sentences: Sentences) -> list[int]:
         """The sentences (indexes) with a cue or a comparison phrase, in order."""
@@ -165,13 +192,18 @@ class AggregateChecker:
         the last match (as `finditer` does)."""
         where: set[int] = set()
         spaced = low.isascii() and not any(c in low for c in _OTHER_ASCII_SPACE)
-        for word in self._spaced if spaced else self._firsts:
-            bounded = word[0].isalnum() or word[0] == "_"  # then `\b` wants no word before
-            at = low.find(word)
-            while at >= 0:
-                if not (bounded and at and ((c := low[at - 1]).isalnum() or c == "_")):
-                    where.add(at)
-                at = low.find(word, at + 1)
+        words = self._spaced if spaced else self._firsts
+        scan = self._scans.get(spaced)
+        found = (
+            [(words[k], at) for k, at, _ in scan.find_matches_as_indexes(low, overlapping=True)]
+            if scan is not None
+            else [(word, at) for word in words for at in _occurrences(low, word)]
+        )
+        for word, at in found:
+            # a first word that starts with a word character: `\b` wants none before it
+            if not (at and (word[0].isalnum() or word[0] == "_")
+                    and ((c := low[at - 1]).isalnum() or c == "_")):
+                where.add(at)
         out: list[int] = []
         end = 0
         for at in sorted(where):
