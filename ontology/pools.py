@@ -213,19 +213,38 @@ def _lookup(loaded: LoadedOntology, namespace: str, name: str) -> Any:
 
 
 def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each table's row class and each bound column's property; the first binding problem
+    raised (before a batch), `binding_problems` lists them all (for `pack check`)."""
+    row_classes, props, problems = _bindings(pack, loaded)
+    if problems:
+        raise problems[0]
+    return row_classes, props
+
+
+def binding_problems(pack: Pack, loaded: LoadedOntology) -> list[PackError]:
+    """Every binding problem at once, in the order `_check_bindings` meets them: each
+    table's `row_class` a class, each bound column's `property` an object or data property
+    of the right kind, a text column's range a string."""
+    return _bindings(pack, loaded)[2]
+
+
+def _bindings(
+    pack: Pack, loaded: LoadedOntology
+) -> tuple[dict[str, Any], dict[str, Any], list[PackError]]:
     ns = pack.config.ontology.namespace
     toml = pack.root / "pack.toml"
     row_classes: dict[str, Any] = {}
     props: dict[str, Any] = {}
+    problems: list[PackError] = []
     for table, binding in pack.tables.items():
         cls = _lookup(loaded, ns, binding.row_class)
         if not isinstance(cls, owlready2.ThingClass):
-            raise PackError(
+            problems.append(PackError(
                 f"table {table!r}: row_class <{ns}{binding.row_class}> is not a class of "
                 f"{pack.ontology_path.name}",
                 file=toml,
                 hint="declare the class in the ontology or fix the binding",
-            )
+            ))
         row_classes[table] = cls
         for column, col in binding.columns.items():
             if col.kind == "id" or col.property is None:
@@ -235,16 +254,20 @@ def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any],
                     else owlready2.DataPropertyClass)
             if not isinstance(prop, want):
                 what = "an object" if col.kind == "object" else "a data"
-                raise PackError(
+                problems.append(PackError(
                     f"column {table}.{column}: property <{ns}{col.property}> is not {what} "
                     f"property of {pack.ontology_path.name}",
                     file=toml,
                     hint="declare the property in the ontology or fix the binding",
-                )
+                ))
+                continue
             if col.kind == "text":
-                _check_text_range(prop, f"{table}.{column}", toml)
+                try:
+                    _check_text_range(prop, f"{table}.{column}", toml)
+                except PackError as exc:
+                    problems.append(exc)
             props[f"{table}.{column}"] = prop
-    return row_classes, props
+    return row_classes, props, problems
 
 
 _TEXT_RANGES = {"http://www.w3.org/2001/XMLSchema#string",
