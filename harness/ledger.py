@@ -28,10 +28,11 @@ __all__ = ["AnchorEntry", "CommitRow", "HeldRow", "Ledger", "RunRow"]
 
 # one anchor-log row from the ledger's current state, per finished run (a run's content: its
 # commit's, else its held row's): what a ledger older than the log backfills, in run order
+_COMMIT_HASH = "(SELECT c.content_hash FROM commits c WHERE c.run_id = r.run_id)"
+_HELD_HASH = "(SELECT h.content_hash FROM held h WHERE h.run_id = r.run_id)"
 _ANCHOR_OF = (
     "SELECT r.run_id, r.trace_len, r.trace_head, r.status,"
-    " COALESCE((SELECT c.content_hash FROM commits c WHERE c.run_id = r.run_id),"
-    " (SELECT h.content_hash FROM held h WHERE h.run_id = r.run_id)) FROM runs r"
+    f" COALESCE({_COMMIT_HASH}, {_HELD_HASH}) FROM runs r"
 )
 _LOG_ANCHOR = (
     "INSERT INTO anchor_log (run_id, trace_len, trace_head, status, content_hash) "
@@ -236,9 +237,13 @@ class Ledger:
                     self._db.execute("DROP TABLE outcomes_v1")
             if "runs" in tables and "anchor_log" not in tables:  # v2: no anchor log yet
                 self._db.execute(_ANCHOR_LOG_DDL)
+                anchor_of = _ANCHOR_OF
+                for table, sub in (("commits", _COMMIT_HASH), ("held", _HELD_HASH)):
+                    if table not in tables:  # an older ledger that never had one: no hash
+                        anchor_of = anchor_of.replace(sub, "NULL")
                 self._db.execute(
                     "INSERT INTO anchor_log (run_id, trace_len, trace_head, status, content_hash) "
-                    + _ANCHOR_OF
+                    + anchor_of
                     + " WHERE r.trace_len IS NOT NULL AND r.trace_head IS NOT NULL"
                     " AND r.status != 'running' ORDER BY r.rowid"
                 )
