@@ -119,7 +119,7 @@ class FindingsMixin:
                 + "; ".join(names),
             ))
             for column, col in self.pack.tables[r.table].columns.items():
-                if col.kind == "object" and column in row:
+                if col.kind in ("object", "class") and column in row:
                     c.rejected.add(CellRef(table=r.table, row=r.row, column=column))
 
     def _timeout(self, c: Check, r: RowFacts, timeout_s: float) -> None:
@@ -138,7 +138,7 @@ class FindingsMixin:
                     "were judged)",
         ))
         for column, col in self.pack.tables[r.table].columns.items():
-            if col.kind == "object" and column in row:
+            if col.kind in ("object", "class") and column in row:
                 c.rejected.add(CellRef(table=r.table, row=r.row, column=column))
 
     # -- cardinality (the row plan, before the reasoner) --------------------------------------

@@ -16,7 +16,20 @@ Per object cell (column bound to an object property):
   judged (reasoner calls are chunked and a timed-out call bisected, `ontology.bounded`);
 * `value.not_entailed`— consistent, but the value is not entailed to be in the required
   class (open world: e.g. a manufacturer only known as HVAC in an imaging row);
-* `value.same_as`, `value.equivalent_class` (info) — a value admitted under another name.
+* `value.same_as`, `value.equivalent_class` (info) — a value admitted under another name;
+* `value.ambiguous`   — the cell's fragment or label names more than one entity (two IRIs
+  share a fragment, none in the pack's namespace): the candidates and their prefixed names;
+* `value.deprecated`  — the entity is `owl:deprecated` (or has a `deprecatedInVersion`): a
+  warning, or an error under `[ontology] deprecated = "error"`, naming the replacement
+  (`isReplacedBy`) when the ontology gives one.
+
+Per class cell (`kind = "class"`, issue 27), from the cached classification, no reasoner:
+`value.placeholder`, `value.unknown` (no such class), `value.ambiguous`,
+`value.unsatisfiable` (the class is equivalent to owl:Nothing), `value.outside_root` (not
+the column's `root` or under it), `value.deprecated`; hints name the nearest valid classes
+under the root (label similarity). An admitted class types the row (`row rdf:type C`), so
+the reasoner applies the class's restrictions and disjointness to the row's other cells
+(`value.unsat`).
 
 Per data cell: `value.placeholder`, `value.range` (XSD type and facets, checked in Python).
 Per text cell (`kind = "text"`): `value.placeholder`, `value.length` (`max_length`).
@@ -39,7 +52,7 @@ both paths give the same verdicts (`tests/effectors/test_value_gate_paths.py`).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -66,20 +79,27 @@ from ontology.bounded import ChunkSizer
 from ontology.facets import data_problem, describe
 from ontology.localise import RowStatus, Signature
 from ontology.naive import OwlreadyReasoner
+from ontology.pools import class_roots
 from ontology.reason import BaseOntology, Reasoner
+from ontology.render import RDF_TYPE
 from ontology.rows import RowPlan, plan_row
 from ontology.warm import default_reasoner
 
 __all__ = ["ValueGate"]
 
 
+
+
 class _Cell(NamedTuple):
     """The reasoner-free verdict on one cell value (memoised per table, column, value)."""
 
-    status: str  # "ok", "placeholder", "unknown", "range", "length"
+    status: str  # "ok", "placeholder", "unknown", "ambiguous", "range", "length",
+    # and for class cells "outside_root", "unsatisfiable"
     individual: str | None = None
     problem: str | None = None
     via: str | None = None  # how an object cell resolved (Pools.resolve_via)
+    klass: str | None = None  # the class a class cell names (its pool key)
+    candidates: tuple[str, ...] = ()  # the entities an ambiguous cell may name
 
 
 class _Planned(NamedTuple):
@@ -128,6 +148,9 @@ class ValueGate(FindingsMixin):
         self._sizer = ChunkSizer(timeout_s=float(bound) if isinstance(bound, int | float)
                                  else timeout)
         self._hint = lru_cache(maxsize=4096)(self._members_hint)
+        self._roots = class_roots(pack, self.pools)
+        self._deprecated_severity: Severity = (
+            "error" if pack.config.ontology.deprecated == "error" else "warn")
 
     @classmethod
     def from_pack(
@@ -227,7 +250,13 @@ class ValueGate(FindingsMixin):
                 hit = _Cell("placeholder")
             elif kind == "object":
                 found = self.pools.resolve_via(raw)
-                hit = _Cell("unknown") if found is None else _Cell("ok", found[0], via=found[1])
+                if found is not None:
+                    hit = _Cell("ok", found[0], via=found[1])
+                else:
+                    hit = _Cell("ambiguous" if (c := self.pools.ambiguous(raw)) else "unknown",
+                                candidates=c)
+            elif kind == "class":
+                hit = self._judge_class(raw, self._roots.get((table, column)))
             elif kind == "text":
                 limit = self._max_length.get((table, column))
                 hit = (_Cell("length", problem=f"{len(str(raw))} characters, more than {limit}")
@@ -242,12 +271,26 @@ class ValueGate(FindingsMixin):
                 self._cell_memo[key] = hit
         return hit
 
+    def _judge_class(self, raw: Cell, root: str | None) -> _Cell:
+        """A class cell, from the cached classification: exists, satisfiable, under root."""
+        cls = self.pools.resolve_class(raw)
+        if cls is None:
+            c = self.pools.ambiguous_class(raw)
+            return _Cell("ambiguous" if c else "unknown", candidates=c)
+        info = self.pools.classes[cls]
+        via = "iri" if raw in (cls, info.iri) or raw == fragment(info.iri) else "label"
+        if info.unsatisfiable:
+            return _Cell("unsatisfiable", klass=cls, via=via)
+        if root is not None and not self.pools.is_under(cls, root):
+            return _Cell("outside_root", klass=cls, via=via)
+        return _Cell("ok", klass=cls, via=via)
+
     def _check_cells(self, index: int, artifact: Artifact) -> _Check:
         c = _Check(index=index, artifact=artifact)
         for t_index, (table, binding) in enumerate(self.pack.tables.items()):
             base = self.index.row_class_iris[table]
             bound = [(n, col.kind, col.property or "") for n, col in binding.columns.items()
-                     if col.kind != "id" and (col.property or col.kind == "text")]
+                     if col.kind != "id" and (col.property or col.kind in ("text", "class"))]
             for row_i, row in enumerate(artifact.tables.get(table, [])):
                 c.cells += len(row)
                 judged = [(n, kind, p, self._judge_cell(table, n, kind, p, row.get(n)))
@@ -256,25 +299,59 @@ class ValueGate(FindingsMixin):
                                 if kind == "object")
                 c.object_cells += len(objects)
                 plan, facts, quiet, suspect = self._plan(table, base, objects)
+                typed = tuple((RDF_TYPE, self.pools.classes[j.klass].iri)
+                              for _, kind, _, j in judged if j.klass and j.status == "ok")
+                facts += typed  # the row is typed by its class cells' classes
                 for n, kind, p, j in judged:
-                    if j.individual is not None:
-                        value = self.pools.canonical(j.individual)
-                        raw = row.get(n)
-                        if value != raw:
-                            c.canonical.append(CanonicalCell(
-                                cell=str(CellRef(table=table, row=row_i, column=n)), raw=raw,
-                                value=value, iri=self.index.individual_iris.get(j.individual),
-                                via=j.via or "label",
-                            ))
+                    ref = CellRef(table=table, row=row_i, column=n)
+                    self._canonical(c, ref, row.get(n), j)
                     if j.status != "ok":
-                        self._cell(c, CellRef(table=table, row=row_i, column=n), row, kind, p,
-                                   j, plan)
+                        self._cell(c, ref, row, kind, p, j, plan)
+                    else:
+                        self._deprecated(c, ref, row.get(n), j)
                 r = _Row(table, row_i, RowFacts(index, table, t_index, row_i, base, facts),
                          plan, objects, quiet, suspect)
                 c.rows.append(r)
                 if plan.breaches:
                     self._too_many(c, r)
         return c
+
+    def _canonical(self, c: _Check, ref: CellRef, raw: Cell, j: _Cell) -> None:
+        """A resolved cell whose canonical form differs from its text (listed in the verdict)."""
+        if j.individual is not None:
+            value, iri = (self.pools.canonical(j.individual),
+                          self.index.individual_iris.get(j.individual))
+        elif j.klass is not None:
+            info = self.pools.classes[j.klass]
+            value = info.label if self.pools.canonical_form == "label" else j.klass
+            iri = info.iri or None
+        else:
+            return
+        if value != raw:
+            c.canonical.append(CanonicalCell(cell=str(ref), raw=raw, value=value, iri=iri,
+                                             via=j.via or "label"))
+
+    def _deprecated(self, c: _Check, ref: CellRef, raw: Cell, j: _Cell) -> None:
+        """`value.deprecated`: the cell names an entity the ontology deprecates."""
+        if j.individual is not None:
+            info = self.pools.individuals[j.individual]
+            name, deprecated, repl = info.name, info.deprecated, info.replaced_by
+            label: Callable[[str], str] = self.pools.label
+        elif j.klass is not None:
+            cinfo = self.pools.classes[j.klass]
+            name, deprecated, repl = cinfo.name, cinfo.deprecated, cinfo.replaced_by
+            label = self.pools.class_label
+        else:
+            return
+        if not deprecated:
+            return
+        hint = ("use " + " or ".join(f"{label(r)!r} ({self.pools.short(r)})" for r in repl)
+                + " instead (isReplacedBy)") if repl else "use an entity that is not deprecated"
+        self._add(c, ref, "value.deprecated", observed=raw, expected=repl[0] if repl else None,
+                  evidence=(f"{name} owl:deprecated true",
+                            *(f"{name} isReplacedBy {r}" for r in repl)),
+                  hint=hint, severity=self._deprecated_severity,
+                  message=f"{raw!r} ({self.pools.short(name)}) is deprecated by the ontology")
 
     def _plan(self, table: str, base: str, objects: tuple[tuple[str, str, str | None], ...]
               ) -> _Planned:
@@ -307,6 +384,9 @@ class ValueGate(FindingsMixin):
     def _cell(self, c: _Check, ref: CellRef, row: dict[str, Cell], kind: str, prop: str,
               j: _Cell, plan: RowPlan) -> None:
         raw = row.get(ref.column)
+        if kind == "class":
+            self._class_cell(c, ref, raw, j)
+            return
         expected = plan.required.get(prop) or self._range(prop)
         if j.status == "placeholder":
             c.placeholders += 1
@@ -317,6 +397,14 @@ class ValueGate(FindingsMixin):
             self._add(c, ref, "value.unknown", observed=raw, expected=expected,
                       hint=self._did_you_mean(raw, expected),
                       message=f"{raw!r} is not an individual of the ontology")
+        elif j.status == "ambiguous":
+            iris = [self.index.individual_iris.get(n, n) for n in j.candidates]
+            self._add(c, ref, "value.ambiguous", observed=raw, expected=expected,
+                      evidence=tuple(f"<{i}>" for i in iris),
+                      hint="write one of " + ", ".join(self.pools.short(i) for i in iris)
+                      + " (a prefixed name or the full IRI)",
+                      message=f"{raw!r} names more than one individual: "
+                      + ", ".join(f"<{i}>" for i in iris))
         elif j.status == "length":
             self._add(c, ref, "value.length", observed=raw, expected=None,
                       hint="shorten the text", message=j.problem or "too long")
@@ -325,6 +413,48 @@ class ValueGate(FindingsMixin):
             self._add(c, ref, "value.range", observed=raw, expected=describe(rule),
                       evidence=rule.axioms, hint=f"give a {describe(rule)}",
                       message=j.problem or "out of range")
+
+    def _class_cell(self, c: _Check, ref: CellRef, raw: Cell, j: _Cell) -> None:
+        """The findings of a class cell the cached classification rejects."""
+        root = self._roots.get((ref.table, ref.column))
+        where = f"under {root}" if root else "of the ontology"
+        hint = self._class_hint(str(raw), root)
+        if j.status == "placeholder":
+            c.placeholders += 1
+            self._add(c, ref, "value.placeholder", observed=raw, expected=root, hint=hint,
+                      message=f"{raw!r} is a placeholder, not a class")
+        elif j.status == "unknown":
+            self._add(c, ref, "value.unknown", observed=raw, expected=root, hint=hint,
+                      message=f"{raw!r} is not a class {where}")
+        elif j.status == "ambiguous":
+            iris = [self.pools.classes[n].iri or n for n in j.candidates]
+            self._add(c, ref, "value.ambiguous", observed=raw, expected=root,
+                      evidence=tuple(f"<{i}>" for i in iris),
+                      hint="write one of " + ", ".join(self.pools.short(i) for i in iris)
+                      + " (a prefixed name or the full IRI)",
+                      message=f"{raw!r} names more than one class: "
+                      + ", ".join(f"<{i}>" for i in iris))
+        elif j.status == "unsatisfiable" and j.klass:
+            self._add(c, ref, "value.unsatisfiable", observed=raw, expected=root,
+                      evidence=(f"{j.klass} ⊑ ⊥ (HermiT)",), hint=hint,
+                      message=f"{raw!r} ({j.klass}) is unsatisfiable: nothing can be one")
+        elif j.status == "outside_root" and j.klass and root:
+            supers = self.pools.classes[j.klass].superclasses
+            self._add(c, ref, "value.outside_root", observed=raw, expected=root,
+                      evidence=(f"{j.klass} ⊑ " + (", ".join(supers) or "⊤"),), hint=hint,
+                      message=f"{raw!r} ({j.klass}) is not {root} or a subclass of it")
+
+    def _class_hint(self, raw: str, root: str | None) -> str | None:
+        """The nearest valid classes under the root (label similarity), as a repair hint."""
+        if root is None:
+            return None
+        near = self.pools.nearest_classes(raw, root)
+        if near:
+            return "did you mean " + " or ".join(
+                f"{self.pools.class_label(n)!r} ({n})" for n in near) + f"? (classes under {root})"
+        valid = sorted(self.pools.valid_classes(root),
+                       key=lambda n: (len(self.pools.classes[n].superclasses), n))[:6]
+        return f"use a class under {root}: " + ", ".join(valid) if valid else None
 
     def _range(self, prop: str) -> str | None:
         for v in self.index.violations:

@@ -74,6 +74,8 @@ class OntologySettings(_Strict):
     canonical: "label" (the entity's preferred label, the default) or "iri" (its IRI
                fragment): the form every resolved cell is rewritten to (canonical cells)
     aliases:   extra spellings -> individual (IRI fragment), e.g. brand names
+    prefixes:  prefix -> namespace IRI, so that cells and `root`s may say `brick:Pump`
+    deprecated: "warn" or "error": a cell naming an `owl:deprecated` entity (issue 27)
     """
 
     namespace: str  # IRI namespace of the pack's classes, properties and individuals
@@ -86,6 +88,8 @@ class OntologySettings(_Strict):
     # owl:imports IRI -> local file (relative to the pack folder), instead of the naming rule;
     # "skip": go on without that import (logged, with what is lost)
     imports: dict[str, str] = Field(default_factory=dict)
+    prefixes: dict[str, str] = Field(default_factory=dict)
+    deprecated: Literal["warn", "error"] = "warn"
 
     @field_validator("aliases")
     @classmethod
@@ -106,18 +110,25 @@ class ColumnBinding(_Strict):
                      for placeholders and length (`max_length`), never matched to entities;
                      without `property` it is not in the ontology at all (unchecked text:
                      a third-party ontology need not declare a property for it)
+    kind = "class":  the cell names an ontology class (prefixed name, IRI fragment or label)
+                     under `root`; the row is typed by that class (issue 27)
     """
 
-    kind: Literal["id", "object", "data", "text"]
+    kind: Literal["id", "object", "data", "text", "class"]
     max_length: int | None = Field(default=None, ge=1)  # kind = "text" only
     property: str | None = Field(default=None, pattern=_IDENT)
+    root: str | None = Field(default=None, min_length=1)  # kind = "class" only
 
     @model_validator(mode="after")
     def _property_needed(self) -> ColumnBinding:
-        if self.kind not in ("id", "text") and not self.property:
+        if self.kind not in ("id", "text", "class") and not self.property:
             raise ValueError(f"a column of kind {self.kind!r} needs a `property`")
         if self.max_length is not None and self.kind != "text":
             raise ValueError('`max_length` is for columns of kind "text"')
+        if (self.root is None) != (self.kind != "class"):
+            raise ValueError('a column of kind "class" needs a `root` (and only it has one)')
+        if self.kind == "class" and self.property is not None:
+            raise ValueError('a column of kind "class" types its row: it takes no `property`')
         return self
 
 

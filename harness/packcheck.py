@@ -538,6 +538,14 @@ class _Checker:
         return column in cols and cols[column].numeric_kind != "other"
 
     def _pool_warnings(self, pack: Any, pools: Pools) -> None:
+        for frag, iris in pools.collisions.items():  # issue 27: no collision is silent
+            ns = pack.config.ontology.namespace
+            kept = (f"<{ns}{frag}> keeps the name {frag!r}, the others are named by IRI"
+                    if ns + frag in iris else f"a cell saying {frag!r} is value.ambiguous")
+            self.add("warning", "fragment-collision", f"{len(iris)} IRIs share the fragment "
+                     f"{frag!r}: " + ", ".join(f"<{i}>" for i in iris) + f"; {kept}",
+                     file=pack.ontology_path,
+                     fix="write such cells as a prefixed name ([ontology] prefixes) or IRI")
         pool_classes: set[str] = set()
         for table, binding in pack.tables.items():
             rules = [r for r in pools.row_rules if r.base_class == binding.row_class]

@@ -6,13 +6,18 @@ as JSON under `.membrane/`; gates and proposers read it without touching the rea
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from harness.normalize import Strictness, normalize
 
-__all__ = ["CanonicalForm", "ClassInfo", "IndividualInfo", "Pools", "RowRule", "normalize_label"]
+__all__ = [
+    "CanonicalForm", "ClassInfo", "IndividualInfo", "Pools", "RowRule", "fragment_of",
+    "normalize_label",
+]
 
 CanonicalForm = Literal["label", "iri"]
 
@@ -23,13 +28,26 @@ def normalize_label(text: str) -> str:
     return normalize(text, "loose")
 
 
+def fragment_of(iri: str) -> str:
+    """The IRI's fragment (after `#`, else after the last `/` or `:`; `ontology.axioms`)."""
+    for sep in ("#", "/", ":"):
+        if sep in iri:
+            tail = iri.rsplit(sep, 1)[1]
+            if tail:
+                return tail
+    return iri
+
+
 class IndividualInfo(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str  # IRI fragment
+    name: str  # its key: the IRI fragment, or the whole IRI when fragments collide
     labels: tuple[str, ...] = ()  # rdfs:label, skos:prefLabel, skos:altLabel
     types: tuple[str, ...] = ()  # every named class it is entailed to belong to (fragments)
     same_as: tuple[str, ...] = ()
+    iri: str = ""
+    deprecated: bool = False  # owl:deprecated true (or a deprecatedInVersion annotation)
+    replaced_by: tuple[str, ...] = ()  # dcterms:isReplacedBy (keys when in the pools, else IRIs)
 
     @property
     def label(self) -> str:
@@ -43,6 +61,15 @@ class ClassInfo(BaseModel):
     members: tuple[str, ...] = ()  # individuals entailed to be members, sorted
     superclasses: tuple[str, ...] = ()  # entailed named superclasses
     disjoint_with: tuple[str, ...] = ()  # entailed disjoint named classes
+    iri: str = ""
+    labels: tuple[str, ...] = ()
+    deprecated: bool = False
+    replaced_by: tuple[str, ...] = ()
+    unsatisfiable: bool = False  # HermiT: equivalent to owl:Nothing
+
+    @property
+    def label(self) -> str:
+        return self.labels[0] if self.labels else self.name
 
 
 class RowRule(BaseModel):
@@ -71,35 +98,79 @@ class Pools(BaseModel):
     individuals: dict[str, IndividualInfo] = Field(default_factory=dict)
     classes: dict[str, ClassInfo] = Field(default_factory=dict)
     row_rules: tuple[RowRule, ...] = ()
+    # fragment -> the IRIs (individuals or classes) that share it; the one in the pack's
+    # namespace keeps the fragment as its key, the others are keyed by their IRI
+    collisions: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     # The pack's choices (`[ontology]` in pack.toml), set by `with_pack`, not cached:
     matching: Strictness = "standard"  # harness.normalize strictness for cells
     canonical_form: CanonicalForm = "label"  # what a resolved cell is written as
     aliases: dict[str, str] = Field(default_factory=dict)  # spelling -> individual fragment
+    prefixes: dict[str, str] = Field(default_factory=dict)  # prefix -> namespace IRI
     _by_label: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+    _ambiguous: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+    _by_iri: dict[str, str] = PrivateAttr(default_factory=dict)
+    _class_index: tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]] | None = (
+        PrivateAttr(default=None))
 
     def model_post_init(self, _context: object) -> None:
-        index: dict[str, tuple[str, str]] = {}
-        for ind in self.individuals.values():
-            index.setdefault(self.key(ind.name), (ind.name, "iri"))
-            for i, text in enumerate(ind.labels):
-                index.setdefault(self.key(text), (ind.name, "label" if i == 0 else "alt_label"))
-        for text, name in self.aliases.items():
-            if name in self.individuals:
-                index.setdefault(self.key(text), (name, "alias"))
-        self._by_label = index
+        self._by_iri = {i.iri: n for n, i in self.individuals.items() if i.iri}
+        entries: list[tuple[str, str, str, bool]] = []  # (text, individual, via, deprecated)
+        for name, ind in self.individuals.items():
+            frag = fragment_of(ind.iri) if ind.iri else name
+            entries.append((name, name, "iri" if frag == name else "iri_fragment", ind.deprecated))
+            if frag != name:
+                entries.append((frag, name, "iri_fragment", ind.deprecated))
+            entries += [(t, name, "label" if i == 0 else "alt_label", ind.deprecated)
+                        for i, t in enumerate(ind.labels)]
+        entries += [(t, n, "alias", False) for t, n in self.aliases.items()
+                    if n in self.individuals]
+        self._by_label, self._ambiguous = _index(entries, self.key,
+                                                 ("iri", "iri_fragment", "label", "alt_label",
+                                                  "alias"))
+
+    def _classes_index(self) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]]:
+        """(matching key -> class, ambiguous key -> classes, IRI -> class), built once."""
+        if self._class_index is None:
+            entries: list[tuple[str, str, str, bool]] = []
+            for name, c in self.classes.items():
+                frag = fragment_of(c.iri) if c.iri else name
+                entries.append((name, name, "iri" if frag == name else "iri_fragment",
+                                c.deprecated))
+                if frag != name:
+                    entries.append((frag, name, "iri_fragment", c.deprecated))
+                entries += [(t, name, "label", c.deprecated) for t in c.labels]
+            found, ambiguous = _index(entries, self.key, ("iri", "iri_fragment", "label"))
+            by_iri = {c.iri: n for n, c in self.classes.items() if c.iri}
+            self._class_index = ({k: v[0] for k, v in found.items()}, ambiguous, by_iri)
+        return self._class_index
 
     def with_pack(
-        self, matching: Strictness, canonical_form: CanonicalForm, aliases: dict[str, str]
+        self, matching: Strictness, canonical_form: CanonicalForm, aliases: dict[str, str],
+        prefixes: dict[str, str] | None = None,
     ) -> Pools:
-        """These pools under a pack's matching rule, canonical form and aliases."""
-        if (matching, canonical_form, aliases) == (
-            self.matching, self.canonical_form, self.aliases
+        """These pools under a pack's matching rule, canonical form, aliases and prefixes."""
+        prefixes = dict(prefixes or {})
+        if (matching, canonical_form, aliases, prefixes) == (
+            self.matching, self.canonical_form, self.aliases, self.prefixes
         ):
             return self
         return Pools.model_validate(
             {**self.model_dump(), "matching": matching, "canonical_form": canonical_form,
-             "aliases": dict(aliases)}
+             "aliases": dict(aliases), "prefixes": prefixes}
         )
+
+    def short(self, iri: str) -> str:
+        """`prefix:local` for an IRI under a declared prefix, else the IRI."""
+        for prefix, ns in sorted(self.prefixes.items()):
+            if iri.startswith(ns) and iri != ns:
+                return f"{prefix}:{iri[len(ns):]}"
+        return iri
+
+    def expand(self, text: str) -> str | None:
+        """The IRI a prefixed name (`brick:Pump`, a `[ontology] prefixes` prefix) stands for."""
+        prefix, sep, local = text.partition(":")
+        ns = self.prefixes.get(prefix) if sep else None
+        return ns + local if ns is not None and local and " " not in local else None
 
     def key(self, text: str) -> str:
         """The matching key of `text` under the pack's rule (`harness.normalize`)."""
@@ -118,7 +189,64 @@ class Pools(BaseModel):
             return None
         if value in self.individuals:
             return value, "iri"
+        iri = self.expand(value) or value
+        if iri in self._by_iri:
+            return self._by_iri[iri], "iri"
         return self._by_label.get(self.key(value))
+
+    def ambiguous(self, value: object) -> tuple[str, ...]:
+        """The individuals a cell could name when it names none for sure (two IRIs share
+        its fragment, or two individuals its label): empty when it resolves or names none."""
+        if not isinstance(value, str) or self.resolve_via(value) is not None:
+            return ()
+        return self._ambiguous.get(self.key(value), ())
+
+    # -- classes (class-valued columns) ----------------------------------------------------
+    def resolve_class(self, value: object) -> str | None:
+        """The class a cell names: its key, IRI, prefixed name, IRI fragment or a label."""
+        if not isinstance(value, str):
+            return None
+        if value in self.classes:
+            return value
+        found, _, by_iri = self._classes_index()
+        iri = self.expand(value) or value
+        if iri in by_iri:
+            return by_iri[iri]
+        return found.get(self.key(value))
+
+    def ambiguous_class(self, value: object) -> tuple[str, ...]:
+        if not isinstance(value, str) or self.resolve_class(value) is not None:
+            return ()
+        return self._classes_index()[1].get(self.key(value), ())
+
+    def root_class(self, root: str, namespace: str = "") -> str | None:
+        """The class a column's `root` names (as a cell would, or as `namespace` + root)."""
+        return self.resolve_class(root) or self.resolve_class(namespace + root)
+
+    def is_under(self, cls: str, root: str) -> bool:
+        """Whether `cls` is `root` or entailed to be a subclass of it."""
+        info = self.classes.get(cls)
+        return info is not None and (cls == root or root in info.superclasses)
+
+    def valid_classes(self, root: str) -> list[str]:
+        """The classes a class cell under `root` may name: satisfiable, not deprecated."""
+        return [n for n, c in self.classes.items()
+                if not c.unsatisfiable and not c.deprecated and self.is_under(n, root)]
+
+    def nearest_classes(self, text: str, root: str, n: int = 3) -> list[str]:
+        """The valid classes under `root` whose labels (or fragments) are nearest `text`."""
+        names: dict[str, str] = {}
+        for c in self.valid_classes(root):
+            info = self.classes[c]
+            for t in (*info.labels, fragment_of(info.iri) if info.iri else c):
+                names.setdefault(normalize_label(t.replace("_", " ")), c)
+        close = difflib.get_close_matches(normalize_label(text.replace("_", " ")), list(names),
+                                          n=4 * n, cutoff=0.5)
+        return list(dict.fromkeys(names[k] for k in close))[:n]
+
+    def class_label(self, cls: str) -> str:
+        info = self.classes.get(cls)
+        return info.label if info else cls
 
     def canonical(self, individual: str) -> str:
         """The canonical form of an individual: its preferred label, or its IRI fragment."""
@@ -158,3 +286,24 @@ class Pools(BaseModel):
     def _superclasses(self, cls: str) -> tuple[str, ...]:
         info = self.classes.get(cls)
         return info.superclasses if info else ()
+
+
+def _index(
+    entries: list[tuple[str, str, str, bool]], key: Callable[[str], str], levels: tuple[str, ...]
+) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, ...]]]:
+    """matching key -> (entity, via), and the keys two entities share at the same level
+    (ambiguous: no entity wins). An earlier level wins (`levels`: IRI before label before
+    alias), and at one level an entity in use wins over a deprecated one."""
+    rank = {v: i for i, v in enumerate(levels)}
+    best: dict[str, tuple[int, bool, list[str], str]] = {}  # key -> (level, deprecated, names, via)
+    for text, name, via, deprecated in entries:
+        k = key(text)
+        cur = best.get(k)
+        mine = (rank[via], deprecated)
+        if cur is None or mine < cur[:2]:
+            best[k] = (rank[via], deprecated, [name], via)
+        elif mine == cur[:2] and name not in cur[2]:
+            cur[2].append(name)
+    found = {k: (v[2][0], v[3]) for k, v in best.items() if len(v[2]) == 1}
+    ambiguous = {k: tuple(sorted(v[2])) for k, v in best.items() if len(v[2]) > 1}
+    return found, ambiguous

@@ -36,7 +36,7 @@ from ontology.reason import THING, TIMEOUT_ADVICE, Classification, HermitRunner,
 from ontology.rules import RuleBuilder
 from ontology.warm import default_reasoner
 
-__all__ = ["build_index", "check_ontology", "load_index", "load_pools"]
+__all__ = ["build_index", "check_ontology", "class_roots", "load_index", "load_pools"]
 
 _RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -100,7 +100,7 @@ def _for_pack(index: OntologyIndex, pack: Pack) -> OntologyIndex:
             file=pack.root / "pack.toml",
             hint="an alias maps a spelling to an individual's IRI fragment",
         )
-    pools = index.pools.with_pack(o.matching, o.canonical, o.aliases)
+    pools = index.pools.with_pack(o.matching, o.canonical, o.aliases, o.prefixes)
     return index if pools is index.pools else index.model_copy(update={"pools": pools})
 
 
@@ -149,7 +149,7 @@ def build_index(
                 f"the row class <{cls.iri}> of table {table!r} is unsatisfiable",
                 file=pack.ontology_path,
             )
-    pools = _pools(loaded, result, classes, onto_hash)
+    pools = _pools(loaded, result, classes, onto_hash, pack.config.ontology.namespace, base_nt)
     builder = RuleBuilder(loaded.world, result, pools, row_classes, props)
     # Entailed disjointness: asserted disjointness closed downwards, plus, for the classes
     # rows require, every class HermiT puts under a probe `N_D ≡ ¬D` (a second call; probes
@@ -191,7 +191,8 @@ def build_index(
         pools=pools,
         row_class_iris={t: str(c.iri) for t, c in row_classes.items()},
         property_iris={p.name: str(p.iri) for p in props.values()},
-        individual_iris={fragment(i): i for i in _individuals(result, classes)},
+        individual_iris={**{fragment(i): i for i in _individuals(result, classes)},
+                         **{n: i.iri for n, i in pools.individuals.items()}},
         violations=builder.violations(),
         data_rules=builder.data_rules(pack),
         definitions=builder.definitions,
@@ -210,6 +211,28 @@ def _lookup(loaded: LoadedOntology, namespace: str, name: str) -> Any:
         return entity
     hits = [e for e in loaded.world.search(iri=f"*{name}") if fragment(str(e.iri)) == name]
     return hits[0] if len(hits) == 1 else None
+
+
+def _class_root(loaded: LoadedOntology, pack: Pack, root: str) -> str | None:
+    """The IRI of a class column's `root` (full IRI, prefixed name or fragment), else None."""
+    o = pack.config.ontology
+    prefix, sep, local = root.partition(":")
+    iri = o.prefixes[prefix] + local if sep and prefix in o.prefixes else None
+    entity = loaded.world[iri or root] if (iri or "://" in root) else _lookup(
+        loaded, o.namespace, root)
+    return str(entity.iri) if isinstance(entity, owlready2.ThingClass) else None
+
+
+def class_roots(pack: Pack, pools: Pools) -> dict[tuple[str, str], str]:
+    """(table, column) -> the pool key of each class column's root."""
+    out: dict[tuple[str, str], str] = {}
+    for table, binding in pack.tables.items():
+        for column, col in binding.columns.items():
+            if col.kind == "class" and col.root is not None:
+                key = pools.root_class(col.root, pack.config.ontology.namespace)
+                if key is not None:
+                    out[(table, column)] = key
+    return out
 
 
 def _check_bindings(pack: Pack, loaded: LoadedOntology) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -247,6 +270,16 @@ def _bindings(
             ))
         row_classes[table] = cls
         for column, col in binding.columns.items():
+            if col.kind == "class" and col.root is not None:
+                root = _class_root(loaded, pack, col.root)
+                if root is None:
+                    problems.append(PackError(
+                        f"column {table}.{column}: root {col.root!r} is not a class of "
+                        f"{pack.ontology_path.name}",
+                        file=toml,
+                        hint="name a class by its IRI fragment, full IRI or a prefixed name "
+                             "whose prefix [ontology] prefixes declares",
+                    ))
             if col.kind == "id" or col.property is None:
                 continue
             prop = _lookup(loaded, ns, col.property)
@@ -413,33 +446,88 @@ def _labels(loaded: LoadedOntology, iri: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _keys(iris: Iterable[str], namespace: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """IRI -> its key in the pools (its fragment, unless another IRI shares it: then the
+    one in the pack's namespace keeps the fragment and every other is keyed by its IRI),
+    and fragment -> the IRIs that share it (reported by `pack check`)."""
+    groups: dict[str, list[str]] = {}
+    for iri in iris:
+        groups.setdefault(fragment(iri), []).append(iri)
+    keys: dict[str, str] = {}
+    collisions: dict[str, tuple[str, ...]] = {}
+    for frag, group in groups.items():
+        if len(group) > 1:
+            collisions[frag] = tuple(sorted(group))
+        for iri in group:
+            keys[iri] = frag if len(group) == 1 or iri == namespace + frag else iri
+    return keys, collisions
+
+
+_OWL_DEPRECATED = "<http://www.w3.org/2002/07/owl#deprecated>"
+_TRUE = ('"true"', '"1"')
+
+
+def _deprecations(base_nt: str) -> tuple[set[str], dict[str, list[str]]]:
+    """IRIs marked deprecated (`owl:deprecated true`, or a `deprecatedInVersion` annotation
+    as Brick writes), and IRI -> the IRIs it `isReplacedBy` (dcterms:, Brick's or another
+    vocabulary's property of that name), read from the N-Triples in one pass."""
+    deprecated: set[str] = set()
+    replaced: dict[str, list[str]] = {}
+    for line in base_nt.splitlines():
+        if "eprecat" not in line and "isReplacedBy" not in line:
+            continue
+        parts = line.split(" ", 2)
+        if len(parts) != 3 or not parts[0].startswith("<"):
+            continue
+        subject, pred, obj = parts[0][1:-1], parts[1], parts[2].rstrip(" .")
+        if pred == _OWL_DEPRECATED:
+            if obj.startswith(_TRUE):
+                deprecated.add(subject)
+        elif pred.endswith(("#deprecatedInVersion>", "/deprecatedInVersion>")):
+            deprecated.add(subject)
+        elif pred.endswith(("#isReplacedBy>", "/isReplacedBy>")) and obj.startswith("<"):
+            replaced.setdefault(subject, []).append(obj[1:-1])
+    return deprecated, replaced
+
+
 def _pools(
-    loaded: LoadedOntology, result: Classification, classes: list[str], onto_hash: str
+    loaded: LoadedOntology, result: Classification, classes: list[str], onto_hash: str,
+    namespace: str = "", base_nt: str = "",
 ) -> Pools:
     named = set(classes)
+    people = [iri for iri in _individuals(result, classes)
+              if not (iri in named and not _typed_by_a_class(loaded, iri, named))]
+    # (a class punned only by a property value is no individual: Brick's deprecatedInVersion)
+    ind_keys, ind_collisions = _keys(people, namespace)
+    cls_keys, cls_collisions = _keys(classes, namespace)
+    deprecated, replaced = _deprecations(base_nt)
+
+    def replacements(iri: str, keys: dict[str, str]) -> tuple[str, ...]:
+        return tuple(keys.get(r, r) for r in replaced.get(iri, ()))
+
     individuals: dict[str, IndividualInfo] = {}
-    members: dict[str, list[str]] = {fragment(c): [] for c in classes}
-    for iri in _individuals(result, classes):
-        name = fragment(iri)
-        if name in individuals:
-            continue  # two IRIs, one fragment: the first (sorted) wins
-        if iri in named and not _typed_by_a_class(loaded, iri, named):
-            continue  # a class punned only by a property value (Brick: deprecatedInVersion)
-        types = sorted({fragment(t) for t in result.individual_types(iri) if t in named})
-        labels = _labels(loaded, iri)
-        individuals[name] = IndividualInfo(name=name, labels=labels, types=tuple(types))
+    members: dict[str, list[str]] = {cls_keys[c]: [] for c in classes}
+    for iri in people:
+        name = ind_keys[iri]
+        types = sorted({cls_keys[t] for t in result.individual_types(iri) if t in named})
+        individuals[name] = IndividualInfo(
+            name=name, labels=_labels(loaded, iri), types=tuple(types), iri=iri,
+            deprecated=iri in deprecated, replaced_by=replacements(iri, ind_keys))
         for t in types:
             members.setdefault(t, []).append(name)
     infos: dict[str, ClassInfo] = {}
     for iri in classes:
-        name = fragment(iri)
-        if name in infos:
-            continue
+        name = cls_keys[iri]
         ancestors = result.ancestors(iri)
-        supers = sorted({fragment(a) for a in ancestors if a in named and a != iri})
+        supers = sorted({cls_keys[a] for a in ancestors if a in named and a != iri})
         infos[name] = ClassInfo(
             name=name,
             members=tuple(sorted(set(members.get(name, ())))),
             superclasses=tuple(s for s in supers if s != name),
+            iri=iri, labels=_labels(loaded, iri), deprecated=iri in deprecated,
+            replaced_by=replacements(iri, cls_keys), unsatisfiable=iri in result.unsatisfiable,
         )
-    return Pools(ontology_hash=onto_hash, individuals=individuals, classes=infos)
+    collisions = {f: tuple(sorted({*ind_collisions.get(f, ()), *cls_collisions.get(f, ())}))
+                  for f in sorted({*ind_collisions, *cls_collisions})}
+    return Pools(ontology_hash=onto_hash, individuals=individuals, classes=infos,
+                 collisions=collisions)

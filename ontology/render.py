@@ -1,7 +1,7 @@
 """Rows rendered as OWL individuals, as N-Triples text (~2 µs a row, no object API).
 
 A row becomes `<urn:membrane:row#aAtTrR> rdf:type <RowClass>` plus one object-property
-assertion per resolved object cell. Placeholders, unknown values and data cells are not
+assertion per resolved object cell, and `rdf:type <C>` per admitted class-valued cell. Placeholders, unknown values and data cells are not
 rendered (data facets are checked in Python: numeric facets make HermiT explode).
 """
 
@@ -12,7 +12,10 @@ from dataclasses import dataclass, replace
 
 from ontology.index import ROW_NS
 
-__all__ = ["RowFacts", "render_rows"]
+__all__ = ["RDF_TYPE", "RowFacts", "render_rows"]
+
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"  # a value pair (RDF_TYPE, class
+# IRI) types the row by a class (a class-valued cell, issue 27) instead of asserting a property
 
 _RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 _NAMED_INDIVIDUAL = "<http://www.w3.org/2002/07/owl#NamedIndividual>"

@@ -33,7 +33,7 @@ from ontology.reason import (
     ReasonerTimeout,
     java_executable,
 )
-from ontology.render import RowFacts
+from ontology.render import RDF_TYPE, RowFacts
 
 __all__ = ["WarmHermit", "default_reasoner", "warm_available"]
 
@@ -172,6 +172,11 @@ class WarmHermit:
                 classes[r.row_class] = f.getOWLClass(iri(r.row_class))
             out.add(f.getOWLClassAssertionAxiom(classes[r.row_class], subject))
             for p, v in r.values:
+                if p == RDF_TYPE:  # a class-valued cell types the row (issue 27)
+                    if v not in classes:
+                        classes[v] = f.getOWLClass(iri(v))
+                    out.add(f.getOWLClassAssertionAxiom(classes[v], subject))
+                    continue
                 if p not in props:
                     props[p] = f.getOWLObjectProperty(iri(p))
                 out.add(f.getOWLObjectPropertyAssertionAxiom(props[p], subject, ind(v)))

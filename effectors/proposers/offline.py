@@ -227,6 +227,8 @@ class _Repair:
             self.point_fk(ref, why, expected)  # a key of an existing row, not any individual
         elif kind == "object":
             self.synth(ref, why, expected)
+        elif kind == "class":
+            self.repair_class(ref, why)
         elif kind in ("data", "text"):  # free text: a value admitted elsewhere in the column
             self.fill_data(ref, why, expected)
         elif (ref.table, ref.column) in self.o.fks or why == "ri.fk_orphan":
@@ -276,6 +278,28 @@ class _Repair:
                 ref = CellRef(table=table, row=i, column=column)
                 if row.get(column) not in keys and str(ref) not in self.locked:
                     self.point_fk(ref, f"lesson {key[:8]}: check references", None)
+
+    def repair_class(self, ref: CellRef, why: str) -> None:
+        """A class cell: the replacement of a deprecated class, else the nearest valid class
+        under the column's root (the value gate's repair hint, `Pools.nearest_classes`)."""
+        col = self.o.pack.tables[ref.table].columns[ref.column]
+        pools = self.o.pools
+        root = pools.root_class(col.root or "", self.o.pack.config.ontology.namespace)
+        raw = self.tables[ref.table][ref.row].get(ref.column)
+        if root is None:
+            self.notes.append(f"{ref}: the column's root is not a class ({why})")
+            return
+        cls = pools.resolve_class(raw)
+        valid = set(pools.valid_classes(root))
+        info = pools.classes.get(cls) if cls is not None else None
+        choice = next((r for r in (info.replaced_by if info else ()) if r in valid), None)
+        near = pools.nearest_classes(str(raw or ""), root)
+        choice = choice or (near[0] if near else min(
+            valid, key=lambda n: (len(pools.classes[n].superclasses), n), default=None))
+        if choice is None or choice == cls:
+            self.notes.append(f"{ref}: no valid class under {root} found ({why})")
+            return
+        self.set(ref, choice, why + f", nearest class under {root}")
 
     def synth(self, ref: CellRef, why: str, expected: str | None) -> None:
         advised = self.lesson_value(ref)
