@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from harness.pools import Pools, normalize_label
+from harness.pools import Pools, fragment_of, normalize_label
 
 _ahocorasick: ModuleType | None
 try:  # a compiled Aho-Corasick automaton (Rust wheels); without it, the regex does the work
@@ -450,7 +450,11 @@ class EntityMatcher:
             aliases.setdefault(name, []).append(text)
         for name in sorted(pools.individuals):
             info = pools.individuals[name]
-            for text in (*info.labels, name.replace("_", " "), *aliases.get(name, ())):
+            if info.deprecated:
+                continue  # a deprecated entity is no mention (issue 27)
+            # a key that is a whole IRI (its fragment collides, issue 27): labels only
+            frag = () if info.iri and fragment_of(info.iri) != name else (name.replace("_", " "),)
+            for text in (*info.labels, *frag, *aliases.get(name, ())):
                 words = normalize_label(text).split()
                 if 0 < len(words) <= _MAX_TERM_WORDS and (keep is None or keep(name, words)):
                     self._add(words, name)

@@ -233,3 +233,12 @@ def test_the_offline_proposer_repairs_a_class_cell_from_the_hints(
     fixed = proposer.propose(request).artifact
     assert [r["type"] for r in fixed.tables["things"]][0] == "Hot_Water_Pump"
     assert gate.judge([fixed])[0].critiques == ()
+
+
+def test_deprecated_entities_are_no_prose_mentions(gate: ValueGate) -> None:
+    from effectors.prose.matcher import EntityMatcher
+
+    matcher = EntityMatcher(gate.pools)
+    assert matcher.mentioned("a maroon pump next to the red one") == {"red"}
+    # an individual keyed by its IRI is mentioned by its label and its fragment
+    assert matcher.mentioned("crimson paint") == {"http://other.example/ext#red"}
