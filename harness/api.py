@@ -39,7 +39,14 @@ from harness.models import Artifact
 from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
-from harness.report import Report, build_report
+from harness.report import (
+    NotRecorded,
+    Report,
+    build_report,
+    fallback_note,
+    recorded_or_reaudit,
+    recorded_report,
+)
 from harness.run import Engines, Overlay
 from harness.scratch import Scratch
 from harness.storage import writable
@@ -364,8 +371,8 @@ def run_batch(
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
-                result.report = build_report(
-                    session.ws, session.pack, list(session.engines.gates.values())
+                result.report = recorded_or_reaudit(
+                    session.ws, session.pack, lambda: list(session.engines.gates.values())
                 )
                 result.report.learning = learn_report_data(root, update=False)
             return result
@@ -416,16 +423,26 @@ def _require_runs(ws: Workspace) -> None:
         )
 
 
-def run_report(root: Path, pack_arg: str | Path | None = None) -> Report:
-    """`membrane report`: baseline (the inputs) against the refined corpus. On a read-only
-    workspace the gates audit without writing it (their caches in a temporary folder)."""
+def run_report(root: Path, pack_arg: str | Path | None = None, *, reaudit: bool = False) -> Report:
+    """`membrane report`: baseline (the inputs) against the refined corpus, from what the
+    runs recorded; `reaudit`: every gate judges every artifact again (also the fallback for
+    a workspace without those records). On a read-only workspace the gates audit without
+    writing it (their caches in a temporary folder)."""
     ws = Workspace(root)
     _require_runs(ws)
-    if not writable(ws.state):
+    rep, why = None, None
+    if not reaudit:
+        try:
+            rep = recorded_report(ws, _pack_for(ws, ws.config(), pack_arg))
+        except NotRecorded as exc:
+            why = str(exc)
+    if rep is None and not writable(ws.state):
         rep = _read_only_report(ws, pack_arg)
-    else:
+    elif rep is None:
         with open_session(root, pack_arg) as session:
             rep = build_report(session.ws, session.pack, list(session.engines.gates.values()))
+    if why:
+        rep.notes.insert(0, fallback_note(why))
     rep.learning = learn_report_data(root, update=False)
     return rep
 

@@ -296,6 +296,12 @@ def _parser() -> argparse.ArgumentParser:
 
     c = cmd("report", "single-shot baseline vs refined corpus", "membrane report --json")
     c.add_argument("--pack", metavar="DIR", help="pack folder (default: `pack` in membrane.toml)")
+    c.add_argument(
+        "--reaudit",
+        action="store_true",
+        help="judge every input and committed artifact again with every gate (slow) "
+        "instead of reading the verdicts the runs recorded",
+    )
     cmd(
         "recover",
         "settle interrupted runs and rebuild current/ from the ledger",

@@ -235,7 +235,8 @@ def _summary(result: api.BatchResult) -> None:
 
 def _print_report(rep: Report) -> None:
     b, f = rep.baseline, rep.refined
-    table = Table(title="single-shot baseline vs refined (every gate on every artifact)")
+    title = "every gate on every artifact" if rep.source == "reaudit" else "the runs' verdicts"
+    table = Table(title=f"single-shot baseline vs refined ({title})")
     table.add_column("metric")
     table.add_column("baseline", justify="right")
     table.add_column("refined", justify="right")
@@ -254,6 +255,8 @@ def _print_report(rep: Report) -> None:
     for row in rows:
         table.add_row(*row)
     out.print(table)
+    for note in rep.notes:
+        out.print(f"note: {note}", markup=False)
     out.print("runs: " + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
     _print_costs(rep)
     if rep.learning is not None:
@@ -353,7 +356,7 @@ def _refine(args: argparse.Namespace, root: Path) -> int:
 
 
 def _report(args: argparse.Namespace, root: Path) -> int:
-    rep = api.run_report(root, args.pack)
+    rep = api.run_report(root, args.pack, reaudit=args.reaudit)
     if args.json:
         emit_json(rep.to_dict())
     else:

@@ -1,33 +1,69 @@
 """`membrane report`: the single-shot baseline against the refined corpus.
 
-Both sides are measured the same way: every gate judges every artifact on its own (an
-audit, no cascade), so the baseline's RI and prose figures are real even where the loop
-stopped at the value gate. Baseline = the inputs of the settled runs; refined = the
-latest committed version of each artifact. Attempts come from the run outcomes.
+Baseline = the inputs of the settled runs (the last settled run of each artifact); refined
+= the latest committed version of each artifact. Attempts come from the run outcomes.
+
+Two ways to get the gates' figures, one tally (`_Tally`) for both:
+
+* **recorded** (the default, issue 22): what the runs already wrote down. The baseline is
+  each run's attempt-1 verdicts in its trace; the refined side is the verdicts of the
+  attempt that produced each committed version (its metrics sidecar names the run and
+  the attempt). Word and object-cell counts come from the stored input and committed
+  files, read as plain JSON. The loop's cascade stops at the first failing gate, so an
+  input the value gate failed was never judged by RI_GATE or PROSE_GATE: those baseline
+  figures count the inputs that gate judged (`CorpusFigures.judged`), and the report says
+  so (`Report.notes`). A workspace whose records lack what this needs (an old one) falls
+  back to the re-audit, and the report says that too.
+* **re-audit** (`--reaudit`): every gate judges every artifact on its own again (no
+  cascade), in chunks of `AUDIT_CHUNK` artifacts, so memory stays flat.
 
 Cost comes from the traces of every run (settled or not: tokens spent are spent): model
 calls, prompt/completion tokens and model wall time from the `usage` records, and the
-run's wall time from its first to its last record; per run and summed per batch.
+run's wall time from its first to its last record; per run and summed per batch. Each
+trace is read once for both the cost and the recorded verdicts; only the lines the
+report needs are parsed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
 import orjson
 
 from effectors.base import Gate, run_gate
-from harness.ledger import Ledger, RunRow
+from harness.ledger import CommitRow, Ledger, RunRow
 from harness.models import Artifact, Verdict
 from harness.pack import Pack
 from harness.workspace import Workspace
 
-__all__ = ["CorpusFigures", "Cost", "Report", "audit", "build_report", "costs", "figures"]
+__all__ = [
+    "AUDIT_CHUNK",
+    "SOURCE_REAUDIT",
+    "SOURCE_RECORDED",
+    "CorpusFigures",
+    "Cost",
+    "NotRecorded",
+    "Report",
+    "audit",
+    "build_report",
+    "costs",
+    "fallback_note",
+    "figures",
+    "recorded_or_reaudit",
+    "recorded_report",
+]
+
+AUDIT_CHUNK = 256  # artifacts a re-audit holds and judges at a time
+GATES = ("value_gate", "ri_gate", "prose_gate")
+SOURCE_RECORDED = "recorded"
+SOURCE_REAUDIT = "reaudit"
 
 
 def audit(gates: Sequence[Gate], artifacts: Sequence[Artifact]) -> list[dict[str, Verdict]]:
@@ -50,40 +86,145 @@ class CorpusFigures:
     prose_truncated: int
     mean_words: float
     passing: int  # artifacts no gate had an error for
+    # gate -> how many of the artifacts it judged (all of them in a re-audit; in the
+    # recorded baseline, the inputs the cascade brought to that gate)
+    judged: dict[str, int] = field(default_factory=dict)
 
 
-def _object_cells(pack: Pack, a: Artifact) -> int:
-    return sum(
-        1
-        for t, rows in a.tables.items()
-        for row in rows
-        for c in row
-        if pack.tables[t].columns[c].kind == "object"
-    )
+@dataclass(frozen=True)
+class _Judged:
+    """What the figures need of one verdict (a `Verdict`, or a trace's verdict record)."""
+
+    passed: bool
+    codes: tuple[tuple[str, str], ...]  # (code, severity) of each critique
+    coverage: float | None  # PROSE_GATE's key-entity coverage metric
+
+    @classmethod
+    def of(cls, v: Verdict) -> _Judged:
+        return cls(
+            v.passed, tuple((c.code, c.severity) for c in v.critiques), v.metrics.get("coverage")
+        )
+
+    @classmethod
+    def of_record(cls, ev: Mapping[str, Any]) -> _Judged:
+        crits = ev["critiques"]
+        codes = tuple((str(c["code"]), str(c.get("severity", "error"))) for c in crits)
+        passed = not ev.get("crashed") and not any(s == "error" for _c, s in codes)
+        cov = ev.get("metrics", {}).get("coverage")
+        return cls(passed, codes, None if cov is None else float(cov))
+
+
+@dataclass
+class _Tally:
+    """The corpus figures, added up one artifact at a time (nothing per artifact is kept
+    but the prose coverages)."""
+
+    artifacts: int = 0
+    object_cells: int = 0
+    placeholders: int = 0
+    value_bad: int = 0
+    ri: int = 0
+    unknown: int = 0
+    truncated: int = 0
+    words: int = 0
+    passing: int = 0
+    coverage: list[float] = field(default_factory=list)
+    judged: dict[str, int] = field(default_factory=dict)
+
+    def add(
+        self,
+        object_cells: int,
+        words: int,
+        verdicts: Mapping[str, _Judged],
+        expected: Iterable[str] = (),
+    ) -> None:
+        """One artifact. It passes when every gate of `expected` judged it and none of its
+        verdicts failed (an input the cascade stopped at a failed gate never passes)."""
+        self.artifacts += 1
+        self.object_cells += object_cells
+        self.words += words
+        for name, v in verdicts.items():
+            self.judged[name] = self.judged.get(name, 0) + 1
+            for code, sev in v.codes:
+                self.placeholders += code == "value.placeholder"
+                self.value_bad += code.startswith("value.") and sev == "error"
+                self.ri += code.startswith("ri.") and sev == "error"
+                self.unknown += code == "prose.unknown_entity"
+                self.truncated += code == "prose.truncated"
+        if "prose_gate" in verdicts:
+            self.coverage.append(_coverage(verdicts["prose_gate"]))
+        self.passing += all(v.passed for v in verdicts.values()) and all(
+            g in verdicts for g in expected
+        )
+
+    def figures(self) -> CorpusFigures:
+        obj = self.object_cells or 1
+        return CorpusFigures(
+            artifacts=self.artifacts,
+            placeholder_rate=self.placeholders / obj,
+            value_coherence=1.0 - self.value_bad / obj,
+            ri_violations=self.ri,
+            prose_unknown_entities=self.unknown,
+            prose_coverage=mean(self.coverage) if self.coverage else 1.0,
+            prose_truncated=self.truncated,
+            mean_words=self.words / self.artifacts if self.artifacts else 0.0,
+            passing=self.passing,
+            judged=dict(self.judged),
+        )
+
+
+def _coverage(v: _Judged) -> float:
+    return 1.0 if v.coverage is None else v.coverage
+
+
+def _object_cells(pack: Pack, tables: Mapping[str, Any]) -> int:
+    n = 0
+    for t, rows in tables.items():
+        binding = pack.tables.get(t)
+        if binding is None:
+            continue
+        cols = binding.columns
+        for row in rows:
+            n += sum(1 for c in row if c in cols and cols[c].kind == "object")
+    return n
+
+
+class _ObjectColumns:
+    """Object-kind cells of plain JSON tables, each table's object columns found once."""
+
+    def __init__(self, pack: Pack) -> None:
+        self._of = {
+            t: frozenset(c for c, col in b.columns.items() if col.kind == "object")
+            for t, b in pack.tables.items()
+        }
+
+    def count(self, payload: Mapping[str, Any]) -> int:
+        tables = payload.get("tables")
+        if not isinstance(tables, dict):
+            return 0
+        n = 0
+        for t, rows in tables.items():
+            cols = self._of.get(t)
+            if cols:
+                n += sum(len(cols.intersection(row)) for row in rows if isinstance(row, dict))
+        return n
+
+
+def _words(prose: object) -> int:
+    return len(prose.split()) if isinstance(prose, str) else 0
 
 
 def figures(
     pack: Pack, artifacts: Sequence[Artifact], verdicts: Sequence[dict[str, Verdict]]
 ) -> CorpusFigures:
-    obj = sum(_object_cells(pack, a) for a in artifacts) or 1
-    crits = [(name, c) for vs in verdicts for name, v in vs.items() for c in v.critiques]
-    placeholders = sum(1 for _g, c in crits if c.code == "value.placeholder")
-    value_bad = sum(1 for _g, c in crits if c.code.startswith("value.") and c.severity == "error")
-    coverage = [v["prose_gate"].metrics.get("coverage", 1.0) for v in verdicts if "prose_gate" in v]
-    words = [len(a.prose.split()) for a in artifacts]
-    return CorpusFigures(
-        artifacts=len(artifacts),
-        placeholder_rate=placeholders / obj,
-        value_coherence=1.0 - value_bad / obj,
-        ri_violations=sum(
-            1 for _g, c in crits if c.code.startswith("ri.") and c.severity == "error"
-        ),
-        prose_unknown_entities=sum(1 for _g, c in crits if c.code == "prose.unknown_entity"),
-        prose_coverage=mean(coverage) if coverage else 1.0,
-        prose_truncated=sum(1 for _g, c in crits if c.code == "prose.truncated"),
-        mean_words=mean(words) if words else 0.0,
-        passing=sum(1 for vs in verdicts if all(v.passed for v in vs.values())),
-    )
+    tally = _Tally()
+    for a, vs in zip(artifacts, verdicts, strict=True):
+        tally.add(
+            _object_cells(pack, a.tables),
+            _words(a.prose),
+            {name: _Judged.of(v) for name, v in vs.items()},
+        )
+    return tally.figures()
 
 
 @dataclass
@@ -123,33 +264,76 @@ def _seconds(first: str, last: str) -> float:
         return 0.0
 
 
-def _run_cost(ws: Workspace, row: RunRow) -> Cost:
-    cost = Cost(id=row.run_id, batch_id=row.batch_id, runs=1)
-    path = ws.trace_path(row.run_id)
-    if not path.is_file():
-        return cost
-    for line in path.read_bytes().splitlines():
-        try:
-            ev = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # a torn last line of an interrupted run
-        if ev.get("kind") == "review":
+_USAGE = b'"kind":"usage"'
+_VERDICT = b'"kind":"verdict"'
+_REVIEW = b'"kind":"review"'
+
+
+def _loads(line: bytes) -> dict[str, Any] | None:
+    try:
+        ev = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None  # a torn last line of an interrupted run
+    return ev if isinstance(ev, dict) else None
+
+
+@dataclass
+class _RunRecord:
+    cost: Cost
+    verdicts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # attempt ->
+
+
+def _scan(ws: Workspace, row: RunRow, attempts: frozenset[int]) -> _RunRecord | None:
+    """One pass over a run's trace: its cost, and its verdict records of `attempts`.
+    Only the lines that matter are parsed (records are canonical JSON: `"kind":"..."`
+    appears as such only as a record's kind). None when the trace is missing."""
+    rec = _RunRecord(Cost(id=row.run_id, batch_id=row.batch_id, runs=1))
+    try:
+        with open(os.path.join(ws.traces, f"{row.run_id}.jsonl"), "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    cost = rec.cost
+    lines = data.splitlines()
+    last: dict[str, Any] | None = None
+    for i, line in enumerate(lines):
+        if i == 0 or _USAGE in line or _VERDICT in line or _REVIEW in line:
+            ev = _loads(line)
+        else:
+            continue
+        if ev is None:
+            continue
+        kind = ev.get("kind")
+        if kind == "review":
+            lines = lines[:i]
             break  # a person's later act, not the run's time
-        cost.first_at = cost.first_at or str(ev.get("at", ""))
-        cost.last_at = str(ev.get("at", cost.last_at))
-        if ev.get("kind") == "usage":
+        if not cost.first_at:
+            cost.first_at = str(ev.get("at", ""))
+        if kind == "usage":
             cost.calls += 1
             cost.cached_calls += int(bool(ev.get("cached")))
             cost.tokens_prompt += int(ev.get("tokens_prompt", 0))
             cost.tokens_completion += int(ev.get("tokens_completion", 0))
             cost.model_seconds += float(ev.get("seconds", 0.0))
+        elif kind == "verdict" and ev.get("attempt") in attempts:
+            rec.verdicts.setdefault(int(ev["attempt"]), {})[str(ev.get("gate"))] = ev
+    for line in reversed(lines):  # the last whole record before any review
+        last = _loads(line)
+        if last is not None:
+            break
+    if last is not None:
+        cost.first_at = cost.first_at or str(last.get("at", ""))
+        cost.last_at = str(last.get("at", ""))
     cost.wall_seconds = _seconds(cost.first_at, cost.last_at)
-    return cost
+    return rec
 
 
-def costs(ws: Workspace, rows: Sequence[RunRow]) -> tuple[list[Cost], list[Cost]]:
-    """(per run, per batch) cost from the traces of `rows`, in ledger order."""
-    per_run = [_run_cost(ws, r) for r in rows]
+def _run_cost(ws: Workspace, row: RunRow) -> Cost:
+    rec = _scan(ws, row, frozenset())
+    return rec.cost if rec is not None else Cost(id=row.run_id, batch_id=row.batch_id, runs=1)
+
+
+def _batch_costs(per_run: Iterable[Cost]) -> list[Cost]:
     batches: dict[str, Cost] = {}
     for c in per_run:
         b = batches.setdefault(c.batch_id, Cost(id=c.batch_id, batch_id=c.batch_id))
@@ -165,7 +349,13 @@ def costs(ws: Workspace, rows: Sequence[RunRow]) -> tuple[list[Cost], list[Cost]
             b.last_at = c.last_at
     for b in batches.values():
         b.wall_seconds = _seconds(b.first_at, b.last_at)
-    return per_run, list(batches.values())
+    return list(batches.values())
+
+
+def costs(ws: Workspace, rows: Sequence[RunRow]) -> tuple[list[Cost], list[Cost]]:
+    """(per run, per batch) cost from the traces of `rows`, in ledger order."""
+    per_run = [_run_cost(ws, r) for r in rows]
+    return per_run, _batch_costs(per_run)
 
 
 @dataclass
@@ -178,9 +368,13 @@ class Report:
     run_costs: list[Cost] = field(default_factory=list)  # every run in the ledger
     batch_costs: list[Cost] = field(default_factory=list)
     learning: dict[str, Any] | None = None  # `membrane learn report`'s data (api fills it)
+    source: str = SOURCE_REAUDIT  # "recorded" (the runs' verdicts) or "reaudit"
+    notes: list[str] = field(default_factory=list)  # which figures differ and why
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "source": self.source,
+            "notes": self.notes,
             "learning": self.learning,
             "baseline": vars(self.baseline),
             "refined": vars(self.refined),
@@ -194,40 +388,206 @@ class Report:
         }
 
 
-def build_report(ws: Workspace, pack: Pack, gates: Sequence[Gate]) -> Report:
+@dataclass
+class _Ledgered:
+    every_run: list[RunRow]  # not a person's revert
+    latest: dict[str, RunRow]  # artifact -> its last settled run
+    commits: list[CommitRow]  # the latest version of each artifact
+
+
+def _read_ledger(ws: Workspace) -> _Ledgered:
     ledger = Ledger.reader(ws.ledger_path)  # reading only (works on a read-only workspace)
     try:
         every_run = [r for r in ledger.runs() if r.status != "REVERT"]  # a person's act
-        runs = [r for r in every_run if r.status not in ("running", "INTERRUPTED")]
-        latest = {}
-        for r in runs:  # the last settled run of each artifact
-            latest[r.artifact_id] = r
+        latest: dict[str, RunRow] = {}
+        for r in every_run:  # the last settled run of each artifact
+            if r.status not in ("running", "INTERRUPTED"):
+                latest[r.artifact_id] = r
         commits = ledger.latest_commits()
     finally:
         ledger.close()
-    inputs = [
-        Artifact.model_validate(orjson.loads((ws.inputs / f"{r.input_hash}.json").read_bytes()))
-        for r in latest.values()
-    ]
-    refined = [
-        Artifact.model_validate(
-            orjson.loads((ws.current / "artifacts" / f"{c.content_hash}.json").read_bytes())
-        )
-        for c in commits
-    ]
+    return _Ledgered(every_run, latest, commits)
+
+
+def _attempts(latest: Mapping[str, RunRow]) -> tuple[dict[str, int], float, int]:
     states: dict[str, int] = {}
     attempts = []
     for r in latest.values():
         states[r.status] = states.get(r.status, 0) + 1
         if r.outcome:
             attempts.append(int(json.loads(r.outcome)["attempts"]))
-    run_costs, batch_costs = costs(ws, every_run)
+    return states, (mean(attempts) if attempts else 0.0), (max(attempts) if attempts else 0)
+
+
+def _read_json(path: str | Path) -> Any:
+    with open(path, "rb") as fh:
+        return orjson.loads(fh.read())
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def build_report(
+    ws: Workspace, pack: Pack, gates: Sequence[Gate], *, chunk: int = AUDIT_CHUNK
+) -> Report:
+    """The re-audit: every gate judges every input and every committed artifact again,
+    `chunk` artifacts at a time (each chunk is loaded, judged, tallied and dropped)."""
+    led = _read_ledger(ws)
+    names = [g.name for g in gates]
+    tallies = (_Tally(), _Tally())
+    paths = (
+        [ws.inputs / f"{r.input_hash}.json" for r in led.latest.values()],
+        [ws.current / "artifacts" / f"{c.content_hash}.json" for c in led.commits],
+    )
+    for tally, files in zip(tallies, paths, strict=True):
+        for part in _chunks(files, chunk):
+            arts = [Artifact.model_validate(_read_json(p)) for p in part]
+            for a, vs in zip(arts, audit(gates, arts), strict=True):
+                tally.add(
+                    _object_cells(pack, a.tables),
+                    _words(a.prose),
+                    {name: _Judged.of(v) for name, v in vs.items()},
+                    names,
+                )
+    states, mean_att, max_att = _attempts(led.latest)
+    run_costs, batch_costs = costs(ws, led.every_run)
     return Report(
-        baseline=figures(pack, inputs, audit(gates, inputs)),
-        refined=figures(pack, refined, audit(gates, refined)),
+        baseline=tallies[0].figures(),
+        refined=tallies[1].figures(),
         runs=states,
-        mean_attempts=mean(attempts) if attempts else 0.0,
-        max_attempts=max(attempts) if attempts else 0,
+        mean_attempts=mean_att,
+        max_attempts=max_att,
         run_costs=run_costs,
         batch_costs=batch_costs,
+        source=SOURCE_REAUDIT,
     )
+
+
+class NotRecorded(Exception):
+    """The workspace's records lack what the recorded report needs (an old workspace)."""
+
+
+def _expected_gates(pack: Pack) -> tuple[str, ...]:
+    return GATES if pack.config.prose.enabled else GATES[:2]
+
+
+def _judged_of(
+    records: Mapping[str, Mapping[str, Any]], ws: Workspace, run_id: str
+) -> dict[str, _Judged]:
+    try:
+        return {g: _Judged.of_record(ev) for g, ev in records.items() if g in GATES}
+    except (KeyError, TypeError) as exc:
+        raise NotRecorded(
+            f"{ws.trace_path(run_id)}: a verdict record without its critiques"
+        ) from exc
+
+
+def _sources(ws: Workspace, commits: Sequence[CommitRow]) -> list[tuple[CommitRow, str, int]]:
+    """Each latest commit with the run and attempt whose verdicts made it (its metrics
+    sidecar names them: a revert's commit reuses the version's sidecar, an approval the
+    held run's)."""
+    folder = os.path.join(ws.current, "metrics")
+    out = []
+    for c in commits:
+        mpath = os.path.join(folder, f"{c.metrics_hash}.json")
+        try:
+            m = _read_json(mpath)
+            out.append((c, str(m["run_id"]), int(m["attempts"])))
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise NotRecorded(f"{mpath}: no metrics sidecar naming its run") from exc
+    return out
+
+
+def recorded_report(ws: Workspace, pack: Pack) -> Report:
+    """The report from what the runs recorded (see the module doc). Raises `NotRecorded`
+    naming what is missing when the workspace predates those records."""
+    led = _read_ledger(ws)
+    sources = _sources(ws, led.commits)
+    wanted: dict[str, set[int]] = {}
+    for _c, run_id, attempt in sources:
+        wanted.setdefault(run_id, set()).add(attempt)
+    for r in led.latest.values():
+        wanted.setdefault(r.run_id, set()).add(1)  # the baseline: the input's verdicts
+    recorded: dict[str, dict[int, dict[str, dict[str, Any]]]] = {}
+    run_costs: list[Cost] = []
+    for r in led.every_run:
+        want = frozenset(wanted.get(r.run_id, ()))
+        rec = _scan(ws, r, want)
+        if rec is None and want:
+            raise NotRecorded(f"{ws.trace_path(r.run_id)}: the trace is missing")
+        run_costs.append(rec.cost if rec else Cost(id=r.run_id, batch_id=r.batch_id, runs=1))
+        if rec is not None and rec.verdicts:
+            recorded[r.run_id] = rec.verdicts
+    expected = _expected_gates(pack)
+    cells = _ObjectColumns(pack)
+    base = _Tally()
+    inputs = str(ws.inputs)
+    for r in led.latest.values():
+        payload = _read_json(os.path.join(inputs, f"{r.input_hash}.json"))
+        verdicts = _judged_of(recorded.get(r.run_id, {}).get(1, {}), ws, r.run_id)
+        base.add(cells.count(payload), _words(payload.get("prose")), verdicts, expected)
+    refined = _Tally()
+    committed = os.path.join(ws.current, "artifacts")
+    for c, run_id, attempt in sources:
+        verdicts = _judged_of(recorded.get(run_id, {}).get(attempt, {}), ws, run_id)
+        missing = [g for g in expected if g not in verdicts]
+        if missing:
+            raise NotRecorded(
+                f"{ws.trace_path(run_id)}: no {', '.join(missing)} verdict for attempt {attempt}"
+                f" (the one that made {c.artifact_id} version {c.version})"
+            )
+        payload = _read_json(os.path.join(committed, f"{c.content_hash}.json"))
+        refined.add(cells.count(payload), _words(payload.get("prose")), verdicts, expected)
+    states, mean_att, max_att = _attempts(led.latest)
+    b = base.figures()
+    return Report(
+        baseline=b,
+        refined=refined.figures(),
+        runs=states,
+        mean_attempts=mean_att,
+        max_attempts=max_att,
+        run_costs=run_costs,
+        batch_costs=_batch_costs(run_costs),
+        source=SOURCE_RECORDED,
+        notes=_notes(b, expected),
+    )
+
+
+_FIGURES_OF = {
+    "value_gate": "placeholder rate, value coherence",
+    "ri_gate": "RI violations",
+    "prose_gate": "prose unknown entities, key coverage, truncated",
+}
+
+
+def _notes(b: CorpusFigures, expected: Sequence[str]) -> list[str]:
+    """Which recorded baseline figures count fewer inputs than a re-audit would, and why."""
+    notes = []
+    for gate in expected:
+        n = b.judged.get(gate, 0)
+        if n < b.artifacts:
+            notes.append(
+                f"baseline {_FIGURES_OF[gate]}: over the {n} of {b.artifacts} inputs "
+                f"{gate} judged (the loop stops at the first failing gate; "
+                "`membrane report --reaudit` judges every input with every gate)"
+            )
+    return notes
+
+
+def fallback_note(why: str) -> str:
+    return (
+        f"re-audited: this workspace lacks the records the fast report reads ({why}); "
+        "runs of this version record them"
+    )
+
+
+def recorded_or_reaudit(ws: Workspace, pack: Pack, gates: Callable[[], Sequence[Gate]]) -> Report:
+    """The recorded report, else (an old workspace) the re-audit, saying why."""
+    try:
+        return recorded_report(ws, pack)
+    except NotRecorded as exc:
+        rep = build_report(ws, pack, gates())
+        rep.notes.insert(0, fallback_note(str(exc)))
+        return rep
