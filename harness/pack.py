@@ -342,6 +342,11 @@ class Policy(_Strict):
         return v
 
     placeholder_patterns: list[str] = Field(default_factory=list)  # regexes
+    # RI_GATE's DuckDB (a pack's SQL is untrusted): an assertion query running longer than
+    # this is interrupted (`ri.assertion_error`); the database may use this much memory
+    # (spilling past it to a private temporary folder of the same size, removed at close)
+    assertion_timeout_s: float = Field(default=30.0, gt=0.0, le=86_400.0)
+    sql_memory_mb: int = Field(default=1024, ge=64, le=1_048_576)
 
 
 class PackConfig(_Strict):

@@ -32,6 +32,12 @@ Other comment lines are free text. An optional result column `_reject` (a string
 list of strings like `equipment[3].rated_power_kw`, i.e. `table[row].column`) names more
 cells to reject when the severity is error, e.g. the cells an aggregate summed up.
 
+An assertion reads only the spine's tables and `_pool`: a table function (`range()`,
+`read_csv()`, `glob()`, `duckdb_settings()`, `query()` ...) is refused, and so is a call of
+a function that builds a value as large as its argument says (`range`, `generate_series`,
+`repeat`, `lpad`/`rpad`, `list_resize`/`array_resize`): DuckDB allocates such a value
+outside its memory limit and cannot interrupt it midway (see `database`).
+
 Every problem (header, parse, unknown table or column, missing `_artifact`/`_row`,
 a template field that is not a result column) is a `PackError` naming the file and,
 when known, the line.
@@ -39,11 +45,13 @@ when known, the line.
 
 from __future__ import annotations
 
+import json
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import duckdb
 
@@ -172,6 +180,46 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in value.split(",") if p.strip())
 
 
+# scalar functions whose result is as large as an argument says: one call can allocate
+# gigabytes outside DuckDB's memory limit, and DuckDB cannot interrupt it midway
+_GENERATORS = frozenset({"range", "generate_series", "repeat", "lpad", "rpad",
+                         "list_resize", "array_resize"})
+
+
+def _nodes(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def _refuse_functions(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> None:
+    """Refuse table functions and value generators, reading DuckDB's own parse tree."""
+    row = probe.execute("SELECT json_serialize_sql(?::VARCHAR)", [text]).fetchone()
+    tree = json.loads(row[0]) if row and isinstance(row[0], str) else {"error": True}
+    if tree.get("error"):
+        raise PackError("assertion cannot be read as one SELECT", file=path,
+                        hint="return the violating rows with one plain SELECT")
+    for node in _nodes(tree):
+        if node.get("type") == "TABLE_FUNCTION":
+            fn = node.get("function") or {}
+            name, loc = fn.get("function_name", "?"), node.get("query_location")
+            why = (f"it reads the table function {name}(): assertions read only the "
+                   "spine's tables and `_pool`")
+        elif node.get("class") == "FUNCTION" and node.get("function_name") in _GENERATORS:
+            name, loc = node["function_name"], node.get("query_location")
+            why = (f"it calls {name}(), which builds a value as large as its argument says "
+                   "(unbounded by the database's memory limit)")
+        else:
+            continue
+        line = text.count("\n", 0, loc) + 1 if isinstance(loc, int) and loc < len(text) else None
+        raise PackError(f"assertion is invalid: {why}", file=path, line=line,
+                        hint="compute the check from the staged tables' rows only")
+
+
 def _result_columns(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
     try:
         statements = duckdb.extract_statements(text)
@@ -181,6 +229,7 @@ def _result_columns(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> 
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise PackError("an assertion must be exactly one SELECT statement", file=path,
                         hint="return the violating rows; no other statements")
+    _refuse_functions(path, text, probe)
     try:
         probe.execute(view_sql("_probe", text))
         desc = probe.execute('SELECT * FROM "_probe" LIMIT 0').description

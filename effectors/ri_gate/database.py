@@ -6,13 +6,22 @@ the rows of `_stage` change between cohorts, and they are deleted when a cohort 
 (also when it fails), so nothing of one cohort is visible to the next. The catalog never
 changes after setup: assertions are read-only SELECT views and cells are never SQL text.
 File and network access are disabled and the configuration is locked (`ddl.connect`).
+
+A pack's assertions are untrusted SQL, so the database is bounded: one thread,
+`[policy] sql_memory_mb` of memory, spilling past it only into a private temporary folder
+(removed at close, never `./.tmp`), and `assertion_rows` interrupts a query that runs past
+`[policy] assertion_timeout_s` (`QueryTimeout`).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 
@@ -24,22 +33,31 @@ from harness.errors import InfrastructureError
 from harness.models import Artifact
 from harness.pools import Pools
 
-__all__ = ["Database"]
+__all__ = ["Database", "QueryTimeout"]
 
 _ARROW = "_cohort_arrow"
+
+
+class QueryTimeout(Exception):
+    """A query ran past its time limit and was interrupted."""
 
 
 class Database:
     """One in-memory DuckDB laid out for a schema; `load`, query, `clear`, repeat."""
 
-    def __init__(self, layout: Layout, pools: Pools | None) -> None:
+    def __init__(self, layout: Layout, pools: Pools | None, *, memory_mb: int = 1024,
+                 timeout_s: float | None = None) -> None:
         self.layout = layout
         self.lock = threading.Lock()
+        self.timeout_s = timeout_s
         # the connection lives in a holder the finalizer empties (at close, garbage
-        # collection or interpreter exit), so no DuckDB object outlives the interpreter
-        self._holder = [connect()]
+        # collection or interpreter exit), so no DuckDB object outlives the interpreter;
+        # then the finalizer removes the spill folder
+        self._spill = Path(tempfile.mkdtemp(prefix="membrane-duckdb-"))
+        self._holder: list[duckdb.DuckDBPyConnection] = []
+        self._close = weakref.finalize(self, _shutdown, self._holder, self._spill)
+        self._holder.append(connect(memory_mb, self._spill / "spill"))
         self._prepared: dict[str, str] = {}  # SQL -> the name it is PREPAREd under
-        self._close = weakref.finalize(self, _shutdown, self._holder)
         try:
             self.con.execute(layout.create_sql())
             for t_idx in range(len(layout.schema.tables)):
@@ -95,8 +113,40 @@ class Database:
         return self.con.execute(f"EXECUTE {name}")
 
     def assertion_rows(self, index: int) -> tuple[list[str], list[tuple[object, ...]]]:
-        cur = self.query(f"SELECT * FROM {quote(self.assertion_view(index))} ORDER BY ALL")
-        return [str(d[0]) for d in cur.description or []], cur.fetchall()
+        """The rows of assertion `index`; `QueryTimeout` past `timeout_s`."""
+        with self.deadline(self.timeout_s):
+            cur = self.query(f"SELECT * FROM {quote(self.assertion_view(index))} ORDER BY ALL")
+            return [str(d[0]) for d in cur.description or []], cur.fetchall()
+
+    @contextmanager
+    def deadline(self, seconds: float | None) -> Iterator[None]:
+        """Interrupt the connection's query if the block runs past `seconds`; then the
+        block's `duckdb.InterruptException` becomes `QueryTimeout`. The interrupt is sent
+        only while the block runs (a timer firing after it does nothing)."""
+        if seconds is None:
+            yield
+            return
+        con, guard, state = self.con, threading.Lock(), {"armed": True, "fired": False}
+
+        def fire() -> None:
+            with guard:
+                if state["armed"]:
+                    state["fired"] = True
+                    con.interrupt()
+
+        timer = threading.Timer(seconds, fire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except duckdb.InterruptException as exc:
+            if state["fired"]:
+                raise QueryTimeout(f"ran past its time limit of {seconds:g} s") from exc
+            raise
+        finally:
+            with guard:
+                state["armed"] = False
+            timer.cancel()
 
     def clear(self) -> None:
         self.con.execute("DELETE FROM _stage").fetchall()
@@ -105,6 +155,7 @@ class Database:
         self._close()
 
 
-def _shutdown(holder: list[duckdb.DuckDBPyConnection]) -> None:
+def _shutdown(holder: list[duckdb.DuckDBPyConnection], spill: Path) -> None:
     while holder:
         holder.pop().close()
+    shutil.rmtree(spill, ignore_errors=True)

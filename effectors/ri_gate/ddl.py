@@ -56,10 +56,16 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def connect() -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory DuckDB with file and network access disabled and locked."""
+def connect(memory_mb: int = 256, spill: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB with file and network access disabled and locked.
+
+    One thread and `memory_mb` of memory. Past that DuckDB spills to `spill` (at most as
+    much again) or, without one, fails the query: it never writes anywhere else (its own
+    default is `./.tmp` of the working folder). The caller owns `spill` and removes it."""
     config: dict[str, str | bool | int | float | list[str]] = {
-        "enable_external_access": False, "lock_configuration": True, "threads": 1}
+        "enable_external_access": False, "lock_configuration": True, "threads": 1,
+        "memory_limit": f"{memory_mb}MB", "temp_directory": str(spill) if spill else "",
+        "max_temp_directory_size": f"{memory_mb if spill else 0}MB"}
     try:
         return duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:  # the engine itself failed: fail closed, not a bad artifact
@@ -157,6 +163,12 @@ def _statement_lines(text: str, queries: list[str]) -> list[int]:
     return lines
 
 
+def _plan_words(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
+    """The words of the statement's physical plan (EXPLAIN runs nothing)."""
+    text = " ".join(str(r[1]) for r in con.execute("EXPLAIN " + sql).fetchall())
+    return re.sub(r"[^A-Za-z ]+", " ", text).split()
+
+
 def _run_statements(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> None:
     try:
         statements = duckdb.extract_statements(text)
@@ -172,6 +184,10 @@ def _run_statements(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> No
             raise PackError(f"spine DDL may only contain CREATE TABLE, found {stmt.type.name}",
                             file=path, line=start + 1, hint="move other SQL out of the spine")
         try:
+            if _plan_words(con, stmt.query) != ["Create", "Table"]:  # not CREATE TABLE ... AS
+                raise PackError("spine DDL may only declare tables: CREATE TABLE ... AS runs a "
+                                "query", file=path, line=start + 1,
+                                hint="declare the table's columns instead")
             con.execute(stmt.query)
         except duckdb.Error as exc:
             line = error_line(exc, start) or start + 1

@@ -28,7 +28,7 @@ from effectors.ri_gate.bounds import (
     row_count_hits,
 )
 from effectors.ri_gate.checks import CheckPlan
-from effectors.ri_gate.database import Database
+from effectors.ri_gate.database import Database, QueryTimeout
 from effectors.ri_gate.ddl import Schema, first_message_line, parse_spine
 from effectors.ri_gate.staging import Hit, Layout, safe_text, stage
 from effectors.ri_gate.verdicts import verdict
@@ -75,7 +75,7 @@ class RiGate:
         _check_bindings(pack, schema)
         bounds = load_bounds(pack, schema)
         gate = cls(pack=pack, schema=schema, assertions=(), bounds=bounds, pools=pools)
-        db = Database(gate.layout, pools)
+        db = gate._database()
         try:
             assertions = load_assertions(pack.assertion_files(), schema, db.con)
             db.add_assertions(assertions)
@@ -104,8 +104,13 @@ class RiGate:
         while self._db:
             self._db.pop().close()
 
+    def _database(self) -> Database:
+        policy = self.pack.config.policy
+        return Database(self.layout, self.pools, memory_mb=policy.sql_memory_mb,
+                        timeout_s=policy.assertion_timeout_s)
+
     def _new_db(self) -> Database:
-        db = Database(self.layout, self.pools)
+        db = self._database()
         try:
             db.add_assertions(self.assertions)
         except BaseException:
@@ -163,6 +168,7 @@ class RiGate:
         staged = stage(self.layout, candidates)
         counts = {t.name: staged.counts[i] for i, t in enumerate(self.schema.tables)}
         failed: list[int] = []
+        runaway: set[int] = set()  # assertions that ran past their time limit alone
         try:
             hits = db.load(staged, candidates)
             mistyped = {(h.artifact, h.table, h.row, h.columns) for h in hits}
@@ -175,36 +181,51 @@ class RiGate:
             for i, a in enumerate(self.assertions):
                 try:
                     hits += self._assertion_hits(db, i, a, candidates)
+                except QueryTimeout:
+                    failed.append(i)
+                    if len(candidates) == 1:  # alone it would only time out again
+                        runaway.add(i)
                 except duckdb.Error:
                     failed.append(i)
         finally:
             db.clear()
         if failed:  # rare: re-run those assertions per artifact, in isolation
-            hits += self._isolated(db, candidates, failed)
+            hits += self._isolated(db, candidates, failed, runaway)
         hits.sort(key=lambda h: h.artifact)  # stable: each artifact's order is kept
         return hits, [sum(per) for per in zip(*staged.counts, strict=True)]
 
     def _isolated(
-        self, db: Database, candidates: Sequence[Artifact], failed: list[int]
+        self, db: Database, candidates: Sequence[Artifact], failed: list[int],
+        runaway: set[int],
     ) -> list[Hit]:
+        """Re-run the `failed` assertions for each artifact alone. An assertion that runs
+        past its time limit alone (`runaway`) is not run again: it would only time out
+        again (a batch waits for it once per cohort and once alone, not per artifact)."""
         out: list[Hit] = []
         for a_idx, art in enumerate(candidates):
             try:
                 db.load(stage(self.layout, [art]), [art])
                 for i in failed:
                     assertion = self.assertions[i]
+                    if i in runaway:
+                        out.append(_assertion_error(a_idx, assertion, self._timeout_text()))
+                        continue
                     try:
                         found = self._assertion_hits(db, i, assertion, [art])
                         out += [replace(h, artifact=a_idx) for h in found]
+                    except QueryTimeout:
+                        runaway.add(i)
+                        out.append(_assertion_error(a_idx, assertion, self._timeout_text()))
                     except duckdb.Error as exc:
-                        out.append(Hit(
-                            code="ri.assertion_error", artifact=a_idx, table=None, row=None,
-                            evidence=(assertion.name, assertion.sql),
-                            message=f"assertion {assertion.name} ({assertion.code}) could "
-                                    f"not be evaluated: {first_message_line(exc)}"))
+                        out.append(_assertion_error(a_idx, assertion, first_message_line(exc)))
             finally:
                 db.clear()
         return out
+
+    def _timeout_text(self) -> str:
+        limit = self.pack.config.policy.assertion_timeout_s
+        return (f"it ran past its time limit of {limit:g} s and was stopped (raise "
+                "[policy] assertion_timeout_s in pack.toml if the query is meant to be slow)")
 
     def _assertion_hits(
         self, db: Database, index: int, a: Assertion, candidates: Sequence[Artifact],
@@ -223,6 +244,12 @@ class RiGate:
             hits.append(_assertion_hit(a, art, values, candidates[art]))
         hits.sort(key=lambda h: (h.artifact, -1 if h.row is None else h.row))
         return hits
+
+
+def _assertion_error(art: int, a: Assertion, why: str) -> Hit:
+    return Hit(code="ri.assertion_error", artifact=art, table=None, row=None,
+               evidence=(a.name, a.sql),
+               message=f"assertion {a.name} ({a.code}) could not be evaluated: {why}")
 
 
 def _assertion_hit(a: Assertion, art: int, values: dict[str, object], artifact: Artifact) -> Hit:
