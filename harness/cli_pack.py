@@ -52,6 +52,13 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
     )
     n.add_argument("dir", metavar="DIR", type=Path, help="a new or empty folder")
     n.add_argument(
+        "--from-sample",
+        type=Path,
+        metavar="TABLES.jsonl",
+        help="write the pack from good artifacts (the corpus format): their tables, columns "
+        "and keys, the spine, pools and the axioms `pack derive` admits, tests from them",
+    )
+    n.add_argument(
         "--force",
         action="store_true",
         help="write into a folder that is not empty (the skeleton's files are replaced, "
@@ -67,13 +74,28 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         "membrane pack derive --pack packs/facility --from-sample "
         "packs/facility/corpus/demo.clean.jsonl --limit 20 --out derived-pack",
     )
-    d.add_argument("--from-sample", required=True, type=Path, metavar="TABLES.jsonl",
-                   help="good artifacts (the corpus format) to derive from")
-    d.add_argument("--pack", required=True, metavar="DIR",
-                   help="the pack whose pack.toml binds the tables (its other files are copied)")
+    d.add_argument(
+        "--from-sample",
+        required=True,
+        type=Path,
+        metavar="TABLES.jsonl",
+        help="good artifacts (the corpus format) to derive from",
+    )
+    d.add_argument(
+        "--pack",
+        required=True,
+        metavar="DIR",
+        help="the pack whose pack.toml binds the tables (its other files are copied)",
+    )
     d.add_argument("--out", required=True, type=Path, metavar="DIR", help="the new pack's folder")
     d.add_argument("--limit", type=int, metavar="N", help="only the sample's first N artifacts")
     d.add_argument("--force", action="store_true", help="write into a folder that is not empty")
+    d.add_argument(
+        "--llm",
+        action="store_true",
+        help="also ask the model of membrane.toml's [llm] for candidate axioms (disjoint "
+        "pools, only-restrictions); they pass the same HermiT and sample gate",
+    )
     t = command(
         psub,
         common,
@@ -86,7 +108,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
-    del root  # a pack command needs no workspace
+    """`root`: the workspace, read only by `pack derive --llm` (its [llm] settings)."""
     if args.pack_command == "check":
         return _check(args)
     if args.pack_command == "test":
@@ -94,7 +116,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     if args.pack_command == "new":
         return _new(args)
     if args.pack_command == "derive":
-        return _derive(args)
+        return _derive(args, root)
     raise AssertionError(args.pack_command)  # pragma: no cover
 
 
@@ -130,7 +152,7 @@ def _test(args: argparse.Namespace) -> int:
 def _new(args: argparse.Namespace) -> int:
     from harness.packnew import new_pack
 
-    written = new_pack(args.dir, force=args.force)
+    written = new_pack(args.dir, force=args.force, sample=args.from_sample)
     if args.json:
         emit_json({"pack": str(args.dir), "files": written})
     else:
@@ -139,18 +161,30 @@ def _new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _derive(args: argparse.Namespace) -> int:
+def _derive(args: argparse.Namespace, root: Path) -> int:
     from harness.packderive import derive_pack
 
-    report = derive_pack(args.pack, args.from_sample, args.out, force=args.force,
-                         limit=args.limit)
+    extra = None
+    if args.llm:
+        from harness.packllm import llm_axioms_for
+
+        extra = llm_axioms_for(root)
+    try:
+        report = derive_pack(
+            args.pack, args.from_sample, args.out, force=args.force, limit=args.limit, extra=extra
+        )
+    finally:
+        if extra is not None:
+            extra.client.close()
     if args.json:
         emit_json(report.as_dict())
         return EXIT_OK
     print(f"wrote {args.out}: pools " + ", ".join(f"{p} ({n})" for p, n in report.pools.items()))
     for c in report.candidates:
         verdict = "admitted" if c.admitted else f"rejected ({c.why})"
-        print(f"  {verdict}: {c.name}: {c.description}")
+        print(f"  {verdict} [{c.source}]: {c.name}: {c.description}")
+    if report.llm_error:
+        print(f"  the model proposed nothing: {report.llm_error}")
     if report.left_out:
         print(f"  assertions left out (they read the source's _pool): {', '.join(report.left_out)}")
     print(f"next: membrane pack check {args.out}")

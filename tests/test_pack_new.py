@@ -20,9 +20,15 @@ def test_new_check_test_batch_commits(tmp_path: Path, capsys: pytest.CaptureFixt
     pack = tmp_path / "catalogue"
     assert main(["pack", "new", str(pack), "--json"]) == 0
     made = json.loads(capsys.readouterr().out)["files"]
-    for part in ("pack.toml", "spine.sql", "ontology/catalogue.owl", "prompts/propose.md",
-                 "assertions/lamp_too_heavy.sql", "tests/examples.jsonl",
-                 "references/reference-01.txt"):
+    for part in (
+        "pack.toml",
+        "spine.sql",
+        "ontology/catalogue.owl",
+        "prompts/propose.md",
+        "assertions/lamp_too_heavy.sql",
+        "tests/examples.jsonl",
+        "references/reference-01.txt",
+    ):
         assert part in made and (pack / part).is_file()
 
     assert main(["pack", "check", str(pack), "--json"]) == 0
@@ -37,11 +43,27 @@ def test_new_check_test_batch_commits(tmp_path: Path, capsys: pytest.CaptureFixt
 
     corpus = tmp_path / "corpus.jsonl"
     cases = (pack / "tests" / "examples.jsonl").read_text(encoding="utf-8").splitlines()
-    corpus.write_text("".join(json.dumps(json.loads(c)["artifact"]) + "\n" for c in cases),
-                      encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps(json.loads(c)["artifact"]) + "\n" for c in cases), encoding="utf-8"
+    )
     ws = tmp_path / "ws"
-    assert main(["batch", str(corpus), "--pack", str(pack), "-w", str(ws), "--no-progress",
-                 "--no-report", "--strict", "--json"]) == 0
+    assert (
+        main(
+            [
+                "batch",
+                str(corpus),
+                "--pack",
+                str(pack),
+                "-w",
+                str(ws),
+                "--no-progress",
+                "--no-report",
+                "--strict",
+                "--json",
+            ]
+        )
+        == 0
+    )
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert [r["state"] for r in runs] == ["COMMITTED", "COMMITTED"]
     assert runs[1]["codes"] == {"value.disjoint": 1}  # the oak lamp was repaired
@@ -65,9 +87,16 @@ def test_a_folder_that_is_not_empty_is_refused_unless_forced(
 def test_every_section_of_pack_toml_is_commented(tmp_path: Path) -> None:
     toml = skeleton(tmp_path / "x")["pack.toml"]
     headers = [line for line in toml.splitlines() if line.startswith("[")]
-    assert {"[pack]", "[files]", "[ontology]", "[policy]", "[prose]", "[bounds.rows]",
-            "[[bounds.aggregate]]", "[[prose.quantities]]"} <= {
-        h.split("#")[0].strip() for h in headers}
+    assert {
+        "[pack]",
+        "[files]",
+        "[ontology]",
+        "[policy]",
+        "[prose]",
+        "[bounds.rows]",
+        "[[bounds.aggregate]]",
+        "[[prose.quantities]]",
+    } <= {h.split("#")[0].strip() for h in headers}
     for h in headers:  # a comment on the header or just above it
         i = toml.splitlines().index(h)
         assert "#" in h or toml.splitlines()[i - 1].startswith("#"), h
@@ -83,16 +112,135 @@ def test_the_pack_name_from_any_folder_name_is_valid(folder: str) -> None:
 def test_the_readme_commands_for_writing_a_pack_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The commands of README's "Writing a pack", as printed, from an empty folder."""
+    """The commands of docs/how-to/write-a-pack.md ("Writing a pack"), as printed, from an
+    empty folder."""
     import shlex
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Writing a pack", 1)[1].split("\n## ", 1)[0]
+    page = Path(__file__).resolve().parent.parent / "docs" / "how-to" / "write-a-pack.md"
+    section = page.read_text(encoding="utf-8").split("# Writing a pack", 1)[1].split("\n## ", 1)[0]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
-    assert [c.split()[:3] for c in commands] == [["membrane", "pack", "new"],
-                                                  ["membrane", "pack", "check"],
-                                                  ["membrane", "pack", "test"]]
+    assert [c.split()[:3] for c in commands] == [
+        ["membrane", "pack", "new"],
+        ["membrane", "pack", "check"],
+        ["membrane", "pack", "test"],
+    ]
     monkeypatch.chdir(tmp_path)
     for command in commands:
         assert main(shlex.split(command)[1:]) == 0, (command, capsys.readouterr())
+
+
+def _odd_sample(path: Path) -> Path:
+    """Six artifacts of one table whose names a pack must keep as they are: a space, SQL
+    keywords, a quote, accents and CJK; a foreign-key-free key, pools, a number, free text."""
+    quote = 'say "hi"'
+    pairs = [
+        ("lamp", "steel"),
+        ("lamp", "brass"),
+        ("chair", "oak"),
+        ("chair", "pine"),
+        ("table", "oak"),
+    ]
+    lines = []
+    for n in range(6):
+        rows = []
+        for j in range(3):
+            kind, material = pairs[(n + j) % 5]
+            rows.append(
+                {
+                    "item id": f"IT-{n}{j}",
+                    "select": kind,
+                    quote: material,
+                    "Größe": "groß" if j % 2 else "klein",
+                    "数量": (j + 1) * 1.5,
+                    "note": f"row {j} of artifact {n}, number {n * 10 + j}",
+                }
+            )
+        prose = "The stock lists " + ", ".join(f"a {r['select']} of {r[quote]}" for r in rows)
+        lines.append({"id": f"odd-{n}", "tables": {"stock items": rows}, "prose": prose + "."})
+    path.write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
+    )
+    return path
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_new_from_a_sample_checks_tests_and_batches_the_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = _odd_sample(tmp_path / "odd.jsonl")
+    pack = tmp_path / "stock"
+    assert main(["pack", "new", str(pack), "--from-sample", str(sample), "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)["files"]
+    assert {
+        "pack.toml",
+        "spine.sql",
+        "ontology/stock.owl",
+        "derive.json",
+        "prompts/propose.md",
+        "tests/examples.jsonl",
+        "references/reference-01.txt",
+    } <= set(made)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+    toml = (pack / "pack.toml").read_text(encoding="utf-8")
+    for line in (
+        'key = ["item id"]',
+        '"select" = { kind = "object", property = "hasSelect" }',
+        '"say \\"hi\\"" = { kind = "object", property = "hasSayHi" }',
+        '"数量" = { kind = "data"',
+        '"note" = { kind = "text" }',
+    ):
+        assert line in toml, line
+    assert '"say ""hi""" VARCHAR NOT NULL' in (pack / "spine.sql").read_text(encoding="utf-8")
+    derived = json.loads((pack / "derive.json").read_text(encoding="utf-8"))
+    assert "disjoint-pools" in {c["name"] for c in derived["admitted"]}
+
+    assert main(["pack", "check", str(pack), "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["errors"] == 0, checked["problems"]
+
+    assert main(["pack", "test", str(pack), "--json"]) == 0
+    tested = json.loads(capsys.readouterr().out)
+    assert (tested["passed"], tested["failed"]) == (2, 0)
+    assert [o["code"] for r in tested["results"] for o in r["got"]] == ["value.unknown"]
+
+    ws = tmp_path / "ws"
+    assert (
+        main(
+            [
+                "batch",
+                str(sample),
+                "--pack",
+                str(pack),
+                "-w",
+                str(ws),
+                "--no-progress",
+                "--no-report",
+                "--strict",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["state"] for r in runs] == ["COMMITTED"] * 6
+    assert all(not r["codes"] for r in runs)  # the sample passes as it is
+
+
+@pytest.mark.java
+def test_a_sample_the_pools_cannot_admit_leaves_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"id": "I1", "kind": "lamp"}, {"id": "I2", "kind": "lamp"}, {"id": "I3", "kind": "TBD"}]
+    sample = tmp_path / "s.jsonl"
+    sample.write_text(json.dumps({"id": "a-1", "tables": {"items": rows}}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["pack", "new", str(out), "--from-sample", str(sample)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{sample}:1: the pools alone do not admit the sample: a-1 would fail: "
+        "value.placeholder at items[2].kind" in err
+    ), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
