@@ -26,6 +26,7 @@ from harness.errors import PackError
 from harness.pack import Pack
 from harness.pools import ClassInfo, IndividualInfo, Pools
 from ontology.axioms import fragment
+from ontology.classify import default_classifier
 from ontology.diagnose import inconsistent_individuals
 from ontology.dl import check_simple_properties
 from ontology.independence import rows_independent
@@ -72,7 +73,7 @@ def load_index(
     timeout = pack.config.ontology.reasoner_timeout_s
     try:
         index, base_nt, viol_nt = build_index(
-            pack, runner or HermitRunner(timeout_s=timeout), onto_hash, key)
+            pack, runner or default_classifier(timeout), onto_hash, key)  # warm: issue 27
     except ReasonerTimeout as exc:  # the pack's ontology, not a bug: a setup error (exit 2)
         raise PackError(
             f"HermiT did not classify the ontology within {exc.timeout_s:g} s "
