@@ -13,7 +13,7 @@ HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 PACK   ?= facility
 
-.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java chromium
+.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
 
 install: $(STAMP)
 
@@ -62,6 +62,14 @@ test-slow: $(STAMP) $(HERMES_STAMP) chromium
 
 test-all: $(STAMP) $(HERMES_STAMP) chromium
 	$(BIN)/python -m pytest -q
+
+# the docs site (docs/, mkdocs.yml) into site/ (git-ignored); the reference pages under
+# docs/reference/generated/ are written from the code by docs-reference (a test fails when stale)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+docs-reference: $(STAMP)
+	$(BIN)/python scripts/gen_reference.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

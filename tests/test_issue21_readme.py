@@ -7,7 +7,7 @@ import re
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-QUICKSTART = README[: README.index("## The loop")]
+QUICKSTART = README[: README.index("## A tour")]
 
 
 def test_the_quick_start_says_membrane_is_not_on_path_and_how_to_run_it() -> None:

@@ -1,7 +1,7 @@
 """`prose.injection` (issue 17, item 11): instruction-like text addressed to a machine in a
 model's prose is flagged (warn by default, error by `[prose] injection = "error"`) and the
-trace shows it; prose an engineer writes, including the borderline sentences the README
-names, is not."""
+trace shows it; prose an engineer writes, including the borderline sentences
+docs/explanation/prose-gate.md names, is not."""
 
 from __future__ import annotations
 

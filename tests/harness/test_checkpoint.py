@@ -2,7 +2,7 @@
 --checkpoint`. A tamper matrix edits a copy of one workspace in every way the issue lists and
 reports, per tamper, whether plain `trace verify` and `trace verify --checkpoint` detect it
 (exit 4). With the checkpoint every tamper before it is detected; without, the forgeries that
-rewrite the ledger to match are not (the README says which)."""
+rewrite the ledger to match are not (docs/explanation/guarantees.md says which)."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def t_archive_removed(ws: Path) -> None:
     p.unlink()
 
 
-# tamper -> detected by plain `trace verify` (what the README states without a checkpoint)
+# tamper -> detected by plain `trace verify` (what docs/explanation/guarantees.md states without a checkpoint)
 MATRIX: dict[str, tuple[Callable[[Path], None], bool]] = {
     "record edited": (t_record_edited, True),
     "record deleted": (t_record_deleted, True),

@@ -1,8 +1,8 @@
 """The dashboard in a real browser: Playwright drives Debian's headless Chromium
 (/usr/bin/chromium, or $MEMBRANE_CHROMIUM; `make test` installs it) against `membrane serve`
 on loopback. Screenshots of every page go to test-artifacts/serve/ (git-ignored) and are
-checked for a non-empty rendering; `MEMBRANE_DOCS_SCREENSHOTS=1` also refreshes the two the
-README shows (docs/serve-timeline.png, docs/serve-report.png)."""
+checked for a non-empty rendering; `MEMBRANE_DOCS_SCREENSHOTS=1` also refreshes the two
+docs/how-to/serve.md shows (docs/serve-timeline.png, docs/serve-report.png)."""
 
 from __future__ import annotations
 
