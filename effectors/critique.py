@@ -4,6 +4,8 @@
   and the spine: every cell no verdict rejected and no error critique names.
 * `check_locked` - `proposal.locked_cell` critiques for a proposal that changed or dropped
   a locked cell (the loop rejects such a proposal before any gate sees it).
+* `check_locked_prose` - `proposal.locked_prose` critiques for a proposal that changed a prose
+  field PROSE_GATE admitted while it failed another field of the same artifact.
 
 Fail closed: a crashed verdict admitted nothing, so its candidate's spine is empty. A
 critique that names a row or table but no column unlocks nothing by itself: the gate says
@@ -15,18 +17,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from harness.models import (
+    PROSE_FIELD,
     Artifact,
     Cell,
     CellRef,
     Critique,
     CritiqueReport,
+    Effector,
     Location,
     Spine,
     Verdict,
 )
 from harness.pack import Pack
 
-__all__ = ["Critic", "build_report", "check_locked", "critique_sort_key", "parse_cell_ref"]
+__all__ = [
+    "Critic",
+    "build_report",
+    "check_locked",
+    "check_locked_prose",
+    "critique_sort_key",
+    "parse_cell_ref",
+]
 
 _SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}
 
@@ -81,8 +92,23 @@ def build_report(
         gate=gate,
         attempt=attempt,
         critiques=tuple(critiques),
-        spine=Spine.of(candidate, unlocked),
+        spine=Spine.of(candidate, unlocked, _admitted_prose(mine, candidate)),
     )
+
+
+def _admitted_prose(verdicts: Sequence[Verdict], candidate: Artifact) -> dict[str, str]:
+    """After PROSE_GATE failed some prose fields, the fields it admitted (kept verbatim by the
+    next proposal); empty when it failed none, or when `prose` is the only field."""
+    failed = {
+        c.location.field or PROSE_FIELD
+        for v in verdicts
+        if v.gate == Effector.PROSE_GATE.value and not v.passed
+        for c in v.critiques
+        if c.severity == "error"
+    }
+    if not failed:
+        return {}
+    return {name: text for name, text in candidate.texts().items() if name not in failed}
 
 
 def parse_cell_ref(key: str) -> CellRef | None:
@@ -132,6 +158,30 @@ def check_locked(spine: Spine, proposal: Artifact) -> list[Critique]:
     return out
 
 
+def check_locked_prose(spine: Spine, proposal: Artifact) -> list[Critique]:
+    """One `proposal.locked_prose` critique per locked prose field changed or dropped."""
+    out: list[Critique] = []
+    for name in sorted(spine.prose):
+        text = proposal.text(name)
+        if text == spine.prose[name]:
+            continue
+        out.append(
+            Critique(
+                code="proposal.locked_prose",
+                gate="harness",
+                location=Location(field=name),
+                observed=text[:200],
+                expected=spine.prose[name][:200],
+                evidence=(f"the prose field {name!r} is locked (PROSE_GATE admitted it)",),
+                fix_hint="keep every locked prose field exactly as it is; rewrite only the "
+                "fields the critiques name",
+                message=f"the proposal {'changed' if text else 'dropped'} the locked prose "
+                f"field {name!r}",
+            )
+        )
+    return out
+
+
 class Critic:
     """The critique effector behind the loop's `Critic` port. With the pack, the spine
     leaves open the foreign keys only the value gate has seen (it does not judge them)."""
@@ -154,4 +204,4 @@ class Critic:
         return build_report(failed, candidate, attempt, self.unjudged)
 
     def locked_breaches(self, spine: Spine, proposal: Artifact) -> list[Critique]:
-        return check_locked(spine, proposal)
+        return check_locked(spine, proposal) + check_locked_prose(spine, proposal)

@@ -17,8 +17,15 @@ Checks (codes are stable API):
 * `prose.injection`       instruction-like text addressed to a machine ("ignore previous
                           instructions", "the gates have approved it", `</data>`): warn, or
                           error with `[prose] injection = "error"` (`effectors.prose.injection`)
+* `prose.undeclared_field` the artifact carries a prose field (`prose_fields`) the pack does
+                          not declare in `[prose.fields]`: nothing reaches `current/` unjudged
 * `prose.unsupported`     (warn; only with the `embeddings` extra) a sentence about the
                           tables that no rendered table fact supports
+
+A pack may declare several prose fields (`[prose.fields.<name>]`, e.g. a plain-language
+`summary` beside the technical `prose`): each is judged by the checks above with its own
+length references and switches, and when there are several every critique names its field
+(`location.field`; spans are offsets into that field's text).
 
 Mentions come from one `EntityMatcher` per gate (see `effectors.prose.matcher`), value claims
 from one `ClaimChecker` (`effectors.prose.claims`). Prose critiques reject no cells: the
@@ -40,11 +47,11 @@ from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Menti
 from effectors.prose.scope import Heads, not_asserted
 from effectors.prose.text import Sentences, truncation_rules
 from effectors.prose.workers import ProsePool, chunks
-from harness.models import Artifact, Cell, Critique, Location, Verdict
-from harness.pack import Pack
+from harness.models import PROSE_FIELD, Artifact, Cell, Critique, Location, Verdict
+from harness.pack import FieldSpec, Pack
 from harness.pools import Pools, normalize_label
 
-__all__ = ["ProseGate", "length_band", "worker_gate"]
+__all__ = ["ProseGate", "field_band", "length_band", "worker_gate"]
 
 _log = logging.getLogger(__name__)
 _MAX_ROWS_IN_EVIDENCE = 5
@@ -54,6 +61,22 @@ _MIN_PARALLEL = 64  # smaller cohorts are judged in-process (sending them costs 
 def length_band(pack: Pack) -> LengthBand | None:
     """The admissible word counts of the pack's prose (None: the pack has no references)."""
     return LengthBand.from_references(pack.reference_texts(), pack.config.prose.length_band)
+
+
+def field_band(pack: Pack, spec: FieldSpec) -> LengthBand | None:
+    """The admissible word counts of one prose field (None: it has no references)."""
+    if spec.references is None:
+        return None
+    return LengthBand.from_references(pack.reference_texts(spec.references), spec.length_band)
+
+
+def _what(field: str) -> str:
+    """How a message names a prose field: "the prose", "the summary"."""
+    return "the prose" if field == PROSE_FIELD else f"the {field.replace('_', ' ')}"
+
+
+def _in_field(c: Critique, field: str) -> Critique:
+    return c.model_copy(update={"location": c.location.model_copy(update={"field": field})})
 
 
 def _format(value: Cell) -> str:
@@ -87,6 +110,15 @@ class ProseGate:
         self.claims = ClaimChecker(pack, pools, self.resolve)
         self.aggregates = AggregateChecker(pack)
         self.band = length_band(pack)
+        # the prose fields judged, each with its length band; `prose` first
+        self.declared = tuple(f.name for f in pack.prose_fields())
+        self.fields: list[tuple[FieldSpec, LengthBand | None]] = [
+            (f, self.band if f.name == PROSE_FIELD and f.references == pack.references_dir
+             and f.length_band == pack.config.prose.length_band else field_band(pack, f))
+            for f in pack.prose_fields() if f.enabled
+        ]
+        # critiques name their field only when the pack has several (one: as before)
+        self.name_fields = len(self.declared) > 1
         self.entailment: Entailment | None = None
         self.notes: tuple[str, ...] = ()
         if pack.config.prose.enabled and pack.config.prose.entailment == "auto":
@@ -122,35 +154,84 @@ class ProseGate:
             self._pool.close()
 
     def _judge_one(self, artifact: Artifact) -> Verdict:
-        if not self.pack.config.prose.enabled:
-            return Verdict(gate=self.name, artifact_id=artifact.id)
-        prose = artifact.prose
+        critiques = self._undeclared(artifact)
+        if not self.fields:  # [prose] enabled = false, or every field switched off
+            return Verdict(gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques))
+        index = self.claims.index(artifact)  # the rows, resolved once for every check
+        metrics: dict[str, float] = {}
+        for spec, band in self.fields:
+            found, got = self._judge_text(artifact, artifact.text(spec.name), spec, band, index)
+            if self.name_fields:
+                found = [_in_field(c, spec.name) for c in found]
+            critiques += found
+            prefix = "" if spec.name == PROSE_FIELD else f"{spec.name}."
+            metrics |= {prefix + k: v for k, v in got.items()}
+        return Verdict(
+            gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
+        )
+
+    def _undeclared(self, artifact: Artifact) -> list[Critique]:
+        """`prose.undeclared_field` for each prose field the pack does not declare: no
+        text reaches `current/` unjudged."""
+        return [
+            Critique(
+                code="prose.undeclared_field",
+                gate=self.name,
+                location=Location(field=name),
+                observed=name,
+                expected=", ".join(self.declared),
+                fix_hint=f"drop the field {name!r}, or declare [prose.fields.{name}] in pack.toml",
+                message=f"the artifact carries the prose field {name!r}, which the pack does "
+                f"not declare (declared: {', '.join(self.declared)})",
+            )
+            for name in artifact.prose_fields
+            if name not in self.declared
+        ]
+
+    def _judge_text(
+        self,
+        artifact: Artifact,
+        prose: str,
+        spec: FieldSpec,
+        band: LengthBand | None,
+        index: ArtifactIndex,
+    ) -> tuple[list[Critique], dict[str, float]]:
+        """The critiques and metrics of one prose field."""
+        what = _what(spec.name)
         cues = self.claims.cues
         if cues is not None:
             mentions, hits = self.matcher.anchors(prose, cues)
         else:
             mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
-        index = self.claims.index(artifact)  # the rows, resolved once for both checks
         # "the chiller": an entity of the tables by its head word
         heads = self.heads.find(prose, index.view, [(m[0], m[1]) for m in mentions],
                                 {m[2] for m in mentions})
         if heads:
             mentions = sorted([*mentions, *((s, e, ind, False) for s, e, ind in heads)])
-        critiques, metrics = self._entities(prose, mentions, sentences, index)
-        judged, mismatches = self.claims.check(artifact, prose, mentions, hits, sentences, index)
-        skipped = tuple(f"not checked (ambiguous subject): {t!r}" for t in self.claims.skipped)
-        critiques += [self._mismatch(prose, m, skipped) for m in mismatches]
-        hit = self.aggregates.sentences_hit(prose, sentences)
-        if hit:
-            anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
-            found = self.aggregates.check(artifact, prose, sentences, anchors, index.lookup, hit)
-            critiques += [self._aggregate(prose, m) for m in found]
+        critiques, metrics = self._entities(prose, mentions, sentences, index, spec, what)
+        if not spec.entities:
+            critiques = []
+        judged, mismatches, skipped = 0, list[Mismatch](), tuple[str, ...]()
+        if spec.values:
+            judged, mismatches = self.claims.check(
+                artifact, prose, mentions, hits, sentences, index
+            )
+            skipped = tuple(f"not checked (ambiguous subject): {t!r}" for t in self.claims.skipped)
+            critiques += [self._mismatch(prose, m, skipped, what) for m in mismatches]
+            hit = self.aggregates.sentences_hit(prose, sentences)
+            if hit:
+                anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
+                found = self.aggregates.check(
+                    artifact, prose, sentences, anchors, index.lookup, hit
+                )
+                critiques += [self._aggregate(prose, m, what) for m in found]
         words = word_count(prose)
-        if self.band is not None and not self.band.admits(words):
-            critiques.append(self._length(words))
-        critiques += self._truncation(prose)
-        critiques += injection_critiques(self.name, prose, self.pack.config.prose.injection)
+        if band is not None and not band.admits(words):
+            critiques.append(self._length(words, band, what))
+        if spec.truncation:
+            critiques += self._truncation(prose, what)
+        critiques += injection_critiques(self.name, prose, spec.injection)
         if self.entailment is not None:
             critiques += self.entailment.check(
                 self.name, artifact, prose, [Mention(i, s, e) for s, e, i, _ in mentions], sentences
@@ -161,12 +242,16 @@ class ProseGate:
             "claims_skipped": float(len(skipped)),
             "value_mismatches": float(len(mismatches)),
         }
-        return Verdict(
-            gate=self.name, artifact_id=artifact.id, critiques=tuple(critiques), metrics=metrics
-        )
+        return critiques, metrics
 
     def _entities(
-        self, prose: str, mentions: list[Anchor], sentences: Sentences, index: ArtifactIndex
+        self,
+        prose: str,
+        mentions: list[Anchor],
+        sentences: Sentences,
+        index: ArtifactIndex,
+        spec: FieldSpec,
+        what: str,
     ) -> tuple[list[Critique], dict[str, float]]:
         view = index.view
         keys = index.key_entities(self.pack.config.prose.entity_columns)
@@ -188,13 +273,13 @@ class ProseGate:
                     observed=m.individual,
                     evidence=(sentences.at(m.start),),
                     fix_hint="mention only entities the tables hold, or add them to the tables",
-                    message=f"the prose mentions {prose[m.start : m.end]!r}, "
+                    message=f"{what} mentions {prose[m.start : m.end]!r}, "
                     "which no cell of the artifact names",
                 )
             )
         missing = [k for k in keys if k not in mentioned]
         coverage = (len(keys) - len(missing)) / len(keys) if keys else 1.0
-        min_coverage = self.pack.config.prose.min_coverage
+        min_coverage = spec.min_coverage
         if missing and coverage < min_coverage:
             columns = ", ".join(self.pack.config.prose.entity_columns)
             for k in missing:
@@ -205,7 +290,7 @@ class ProseGate:
                         observed=k,
                         expected=self.pools.label(k),
                         fix_hint=f"mention every entity of {columns} by its label",
-                        message=f"the prose never mentions {self.pools.label(k)!r} "
+                        message=f"{what} never mentions {self.pools.label(k)!r} "
                         f"(coverage {coverage:.2f} < {min_coverage:.2f})",
                     )
                 )
@@ -217,7 +302,9 @@ class ProseGate:
         }
         return critiques, metrics
 
-    def _mismatch(self, prose: str, m: Mismatch, skipped: tuple[str, ...] = ()) -> Critique:
+    def _mismatch(
+        self, prose: str, m: Mismatch, skipped: tuple[str, ...] = (), what: str = "the prose"
+    ) -> Critique:
         c = m.claim
         rows = m.rows[:_MAX_ROWS_IN_EVIDENCE]
         held = "; ".join(f"{key}: {_format(v)}" for _, key, v in rows)
@@ -234,10 +321,10 @@ class ProseGate:
                 *skipped,
             ),
             fix_hint=f"state the {c.column.replace('_', ' ')} the {c.table} table holds",
-            message=f"the prose says {c.text!r}, but {c.table}.{c.column} holds {held}",
+            message=f"{what} says {c.text!r}, but {c.table}.{c.column} holds {held}",
         )
 
-    def _aggregate(self, prose: str, m: AggregateMismatch) -> Critique:
+    def _aggregate(self, prose: str, m: AggregateMismatch, what: str = "the prose") -> Critique:
         return Critique(
             code="prose.value_mismatch",
             gate=self.name,
@@ -246,23 +333,22 @@ class ProseGate:
             expected=m.held,
             evidence=(prose[m.sentence[0] : m.sentence[1]].strip(), *m.rows),
             fix_hint=f"state what the {m.table} table holds ({m.kind} over its rows)",
-            message=f"the prose says {m.text!r}, but the {m.table} rows hold {m.held}",
+            message=f"{what} says {m.text!r}, but the {m.table} rows hold {m.held}",
         )
 
-    def _length(self, words: int) -> Critique:
-        assert self.band is not None
-        side = "short" if words < self.band.low else "long"
+    def _length(self, words: int, band: LengthBand, what: str = "the prose") -> Critique:
+        side = "short" if words < band.low else "long"
         return Critique(
             code="prose.length",
             gate=self.name,
             observed=f"{words} words",
-            expected=self.band.describe(),
-            evidence=(f"{words} words; admitted {self.band.describe()}",),
-            fix_hint="shorten the prose" if side == "long" else "say more about the tables",
-            message=f"the prose is too {side}: {words} words, admitted {self.band.describe()}",
+            expected=band.describe(),
+            evidence=(f"{words} words; admitted {band.describe()}",),
+            fix_hint=f"shorten {what}" if side == "long" else "say more about the tables",
+            message=f"{what} is too {side}: {words} words, admitted {band.describe()}",
         )
 
-    def _truncation(self, prose: str) -> list[Critique]:
+    def _truncation(self, prose: str, what: str = "the prose") -> list[Critique]:
         fired = truncation_rules(prose)
         if not fired:
             return []
@@ -274,8 +360,8 @@ class ProseGate:
                 location=Location(span=(max(0, len(text) - 40), len(text))),
                 observed=text[-40:],
                 evidence=tuple(fired),
-                fix_hint="end the prose with a complete sentence",
-                message="the prose looks cut off: " + "; ".join(fired),
+                fix_hint=f"end {what} with a complete sentence",
+                message=f"{what} looks cut off: " + "; ".join(fired),
             )
         ]
 

@@ -319,11 +319,18 @@ def _entity_sentences(pack: Pack, pools: Pools, artifact: Artifact) -> list[str]
 
 
 def draft_prose(
-    pack: Pack, pools: Pools, artifact: Artifact, *, matcher: EntityMatcher | None = None
+    pack: Pack,
+    pools: Pools,
+    artifact: Artifact,
+    *,
+    matcher: EntityMatcher | None = None,
+    words: tuple[float, float] | None = None,
 ) -> str:
     """Deterministic prose from the tables: every key entity by its preferred label, other
     table entities where the word budget allows, no other pool entity, complete sentences,
-    100-300 words for artifacts of ordinary size."""
+    100-300 words for artifacts of ordinary size, or within `words` (low, high) when given
+    (a prose field's length band: the key entities come first, whatever their length)."""
+    low, high = (_MIN_WORDS, _MAX_WORDS) if words is None else words
     matcher = matcher or EntityMatcher(pools)
     view = view_of(pack, pools, artifact)
     keys = key_entities(pack, pools, artifact)
@@ -334,21 +341,23 @@ def draft_prose(
     sentences = [s for s in _entity_sentences(pack, pools, artifact) if ok(s)]
     covered = set().union(*(matcher.mentioned(s) for s in sentences)) if sentences else set()
     sentences += [f"It also covers {pools.label(k)}." for k in keys if k not in covered]
-    words = sum(len(s.split()) for s in sentences)
+    count = sum(len(s.split()) for s in sentences)
+    closing = len(_CLOSING.split()) if words is not None else 0
     entity_tables = [r.partition(".")[0] for r in pack.config.prose.entity_columns]
     order = list(dict.fromkeys([*entity_tables, *pack.tables]))
     for table in order:
         for row in artifact.tables.get(table, []) if table in pack.tables else []:
             s = _row_sentence(pack, pools, table, row)
-            if s and ok(s) and words + len(s.split()) <= _MAX_WORDS:
+            if s and ok(s) and count + len(s.split()) + closing <= high:
                 sentences.append(s)
-                words += len(s.split())
+                count += len(s.split())
     for s in _FILLER:
-        if words >= _MIN_WORDS:
+        if count + closing >= low or (words is not None and
+                                      count + len(s.split()) + closing > high):
             break
         if ok(s):
             sentences.append(s)
-            words += len(s.split())
-    if ok(_CLOSING):
+            count += len(s.split())
+    if ok(_CLOSING) and (words is None or count + closing <= high):
         sentences.append(_CLOSING)
     return " ".join(sentences)

@@ -45,7 +45,8 @@ def apply_canonical(artifact: Artifact, cells: Iterable[CanonicalCell]) -> Artif
                 f"canonical cell {c.cell!r} holds {held!r}, not the raw value {c.raw!r}"
             )
         rows[ref.row][ref.column] = c.value
-    return Artifact(id=artifact.id, tables=tables, prose=artifact.prose, meta=artifact.meta)
+    return Artifact(id=artifact.id, tables=tables, prose=artifact.prose,
+                    prose_fields=artifact.prose_fields, meta=artifact.meta)
 
 
 def raw_values(cells: Iterable[CanonicalCell]) -> dict[str, Cell]:

@@ -198,7 +198,7 @@ class ChapterRenderer:
         return {
             "id": artifact.id,
             "title": title if isinstance(title, str) and title.strip() else artifact.id,
-            "prose": [("prose", artifact.prose)] if artifact.prose else [],
+            "prose": [(name, text) for name, text in artifact.texts().items() if text],
             "tables": tables,
             "meta": artifact.meta,
             "version": row.version,

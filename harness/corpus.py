@@ -93,6 +93,14 @@ def check_against_pack(artifact: Artifact, pack: Pack) -> str | None:
                     f"table {table!r} row {i}: unknown column(s) {extra} "
                     f"(the pack binds: {', '.join(binding.columns)})"
                 )
+    if artifact.prose_fields:
+        declared = [f.name for f in pack.prose_fields()]
+        unknown = sorted(set(artifact.prose_fields) - set(declared))
+        if unknown:
+            return (
+                f"prose field(s) {unknown} the pack does not declare (declared: "
+                f"{', '.join(declared)}; add [prose.fields.<name>] to pack.toml)"
+            )
     return None
 
 
@@ -102,7 +110,7 @@ def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifac
             "an artifact must be a JSON object",
             file=file,
             line=line,
-            hint='expected {"id": ..., "tables": {...}, "prose": ...}',
+            hint='expected {"id": ..., "tables": {...}, "prose": ..., "prose_fields": {...}}',
         )
     try:
         artifact = Artifact.model_validate(payload)

@@ -303,10 +303,25 @@ def _write_parquet(snap: Snapshot, tmp: Path, res: ExportResult) -> None:
                 "trace_hash": pa.array([r.trace_hash for r in snap.rows], pa.string()),
             }
         )
+        for name in _field_names(pack, arts):
+            column = f"prose_{name}" if name in table.column_names else name
+            texts = [a.get("prose_fields", {}).get(name, "") for a in arts]
+            table = table.add_column(
+                table.column_names.index("prose") + 1, column, pa.array(texts, pa.string())
+            )
         _copy(con, table, _parquet_path(tmp, "artifacts"))
     finally:
         con.close()
     (tmp / "README.md").write_text(_card(snap, pack, res), encoding="utf-8")
+
+
+def _field_names(pack: Pack | None, arts: list[dict[str, Any]]) -> list[str]:
+    """The prose fields besides `prose` (the pack's declared ones, then any an artifact
+    carries), each a column of artifacts.parquet after `prose`; reversed for inserting."""
+    names = [f.name for f in pack.prose_fields() if f.name != "prose"] if pack else []
+    seen = {k for a in arts for k in a.get("prose_fields", {})}
+    names += sorted(seen - set(names))
+    return names[::-1]
 
 
 def parquet_path(out: Path, table: str) -> Path:

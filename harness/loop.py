@@ -140,7 +140,7 @@ def _record_proposal(
     removed = tuple(k for k in old_cells if k not in new_keys)
     if previous is not None:  # the proposer's own work (attempt 1 is the input)
         run.proposed.update((c.cell, c.value) for c in changes)
-        run.prose_touched = run.prose_touched or previous.prose != new.prose
+        run.prose_touched = run.prose_touched or previous.texts() != new.texts()
         run.tools.update(proposal.tool_calls)
     run.trace.append(
         ProposalEvent,
@@ -149,7 +149,7 @@ def _record_proposal(
         content_hash=digest,
         changes=tuple(changes),
         removed=removed,
-        prose_changed=previous is None or previous.prose != new.prose,
+        prose_changed=previous is None or previous.texts() != new.texts(),
         notes=proposal.notes,
         tool_calls=proposal.tool_calls,
         tokens_prompt=proposal.tokens_prompt,

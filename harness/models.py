@@ -10,10 +10,19 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 __all__ = [
     "ARTIFACT_ID_PATTERN",
+    "PROSE_FIELD",
+    "PROSE_FIELD_PATTERN",
     "Artifact",
     "CallUsage",
     "CanonicalCell",
@@ -45,6 +54,11 @@ RESERVED_ID_STEMS = frozenset(
 _CELL_REF = re.compile(r"^(?P<table>.+)\[(?P<row>\d+)\]\.(?P<column>[^.\[\]]+)$", re.S)
 CRITIQUE_CODE_PATTERN = r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$"
 MAX_PROSE_CHARS = 200_000
+# Prose fields (registers) beyond the default `prose`: `{"prose_fields": {"summary": "..."}}`.
+PROSE_FIELD = "prose"  # the default field, the artifact's top-level `prose`
+PROSE_FIELD_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+_PROSE_FIELD_RE = re.compile(PROSE_FIELD_PATTERN)
+MAX_PROSE_FIELDS = 16
 MAX_ROWS_PER_TABLE = 10_000
 
 Cell = str | int | float | bool | None
@@ -52,6 +66,19 @@ Cell = str | int | float | bool | None
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _omit_empty(
+    model: BaseModel, handler: SerializerFunctionWrapHandler, names: tuple[str, ...]
+) -> dict[str, Any]:
+    """`handler(model)` without the keys in `names` whose value is empty (None, {}, ""):
+    fields added after data was first written leave the bytes of old data unchanged (content
+    hashes, trace records, transcripts' request keys)."""
+    out: dict[str, Any] = handler(model)
+    for name in names:
+        if name in out and not out[name]:
+            del out[name]
+    return out
 
 
 class RunState(StrEnum):
@@ -125,7 +152,13 @@ class Artifact(Frozen):
     id: str
     tables: dict[str, list[dict[str, Cell]]]
     prose: str = ""
+    # further prose fields (registers) a pack declares (`[prose.fields.<name>]`), by name
+    prose_fields: dict[str, str] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_empty(self, handler, ("prose_fields",))
 
     @field_validator("id")
     @classmethod
@@ -158,6 +191,45 @@ class Artifact(Frozen):
         if len(v) > MAX_PROSE_CHARS:
             raise ValueError(f"prose has {len(v)} characters (max {MAX_PROSE_CHARS})")
         return v
+
+    @field_validator("prose_fields")
+    @classmethod
+    def _fields_bounded(cls, v: dict[str, str]) -> dict[str, str]:
+        if len(v) > MAX_PROSE_FIELDS:
+            raise ValueError(f"{len(v)} prose fields (max {MAX_PROSE_FIELDS})")
+        for name, text in v.items():
+            if name == PROSE_FIELD or not _PROSE_FIELD_RE.fullmatch(name):
+                raise ValueError(
+                    f"prose field name {name[:40]!r} must match {PROSE_FIELD_PATTERN} and not "
+                    f"be {PROSE_FIELD!r} (that one is the artifact's top-level `prose`)"
+                )
+            if len(text) > MAX_PROSE_CHARS:
+                raise ValueError(
+                    f"prose field {name!r} has {len(text)} characters (max {MAX_PROSE_CHARS})"
+                )
+        return v
+
+    def text(self, field: str = PROSE_FIELD) -> str:
+        """The text of one prose field ("" when the artifact does not carry it)."""
+        return self.prose if field == PROSE_FIELD else self.prose_fields.get(field, "")
+
+    def texts(self) -> dict[str, str]:
+        """Every prose field the artifact carries, `prose` first."""
+        return {PROSE_FIELD: self.prose, **self.prose_fields}
+
+    def with_texts(self, texts: dict[str, str]) -> Artifact:
+        """A copy with these prose fields replaced (validated like any artifact)."""
+        fields = dict(self.prose_fields)
+        prose = self.prose
+        for name, text in texts.items():
+            if name == PROSE_FIELD:
+                prose = text
+            else:
+                fields[name] = text
+        return Artifact.model_validate(
+            {"id": self.id, "tables": self.tables, "prose": prose, "prose_fields": fields,
+             "meta": self.meta}
+        )
 
     def cells(self) -> list[CellRef]:
         return [
@@ -199,7 +271,12 @@ class Location(Frozen):
     row: int | None = None
     key: str | None = None  # the row's key value(s), human-readable, e.g. "EQ-003"
     column: str | None = None
-    span: tuple[int, int] | None = None  # character offsets into the prose
+    span: tuple[int, int] | None = None  # character offsets into the prose field
+    field: str | None = None  # the prose field a prose critique is about ("prose", "summary")
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_empty(self, handler, ("field",))
 
     def cell(self) -> CellRef | None:
         if self.table is None or self.row is None or self.column is None:
@@ -261,11 +338,19 @@ class Spine(Frozen):
     """Cells admitted so far: immutable context for the next proposal."""
 
     locked: dict[str, Cell] = Field(default_factory=dict)  # str(CellRef) -> value
+    # prose fields PROSE_GATE admitted while it failed another: field -> text, kept verbatim
+    prose: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_empty(self, handler, ("prose",))
 
     @staticmethod
-    def of(artifact: Artifact, rejected: set[CellRef]) -> Spine:
+    def of(
+        artifact: Artifact, rejected: set[CellRef], prose: dict[str, str] | None = None
+    ) -> Spine:
         locked = {str(ref): artifact.value(ref) for ref in artifact.cells() if ref not in rejected}
-        return Spine(locked=locked)
+        return Spine(locked=locked, prose=prose or {})
 
 
 class CritiqueReport(Frozen):

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from harness.errors import PackError
+from harness.models import MAX_PROSE_FIELDS, PROSE_FIELD, PROSE_FIELD_PATTERN
 from harness.saferegex import compile_safe
 from rules import RULESETS
 
@@ -32,8 +33,10 @@ __all__ = [
     "AggregateBound",
     "Bounds",
     "ColumnBinding",
+    "FieldSpec",
     "Pack",
     "PackConfig",
+    "ProseField",
     "ProseQuantity",
     "ProseRelation",
     "ProseSettings",
@@ -247,6 +250,58 @@ class ProseAggregate(_Strict):
         return self
 
 
+class ProseField(_Strict):
+    """`[prose.fields.<name>]`: one prose field (register) of the artifact besides, or
+    instead of, the default `prose` (`[prose.fields.prose]` sets that one's switches). Keys
+    left out take `[prose]`'s value; the entities, quantities, relations and aggregates the
+    prose may state are `[prose]`'s, shared by every field."""
+
+    enabled: bool = True
+    # a folder of reference samples (*.txt) for this field's length band, inside the pack;
+    # unset: `[files] references` for `prose`, no length check for the others
+    references: str | None = None
+    length_band: tuple[float, float] | None = None
+    min_coverage: float | None = Field(default=None, ge=0.0, le=1.0)
+    entities: bool = True  # prose.unknown_entity and prose.missing_entity
+    values: bool = True  # prose.value_mismatch (quantities, relations, aggregates)
+    truncation: bool = True  # prose.truncated
+    injection: Literal["warn", "error", "off"] | None = None
+
+    @model_validator(mode="after")
+    def _band_ordered(self) -> ProseField:
+        if self.length_band is not None:
+            lo, hi = self.length_band
+            if not 0.0 <= lo <= hi <= 1.0:
+                raise ValueError("length_band must be two percentiles 0 <= low <= high <= 1")
+        if self.references is not None and not _inside(self.references):
+            raise ValueError(
+                f"references {self.references!r} must be a folder inside the pack "
+                "(a relative path without '..')"
+            )
+        return self
+
+
+def _inside(path: str) -> bool:
+    """A relative path that cannot leave the folder it is relative to (lexically)."""
+    p = Path(path)
+    return bool(path) and not p.is_absolute() and ".." not in p.parts and "\\" not in path
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One prose field as PROSE_GATE judges it: `[prose]` overlaid with its own table."""
+
+    name: str
+    enabled: bool
+    references: Path | None
+    length_band: tuple[float, float]
+    min_coverage: float
+    entities: bool
+    values: bool
+    truncation: bool
+    injection: Literal["warn", "error", "off"]
+
+
 class ProseSettings(_Strict):
     enabled: bool = True
     # "table.column" whose values are the entity keys the prose must talk about
@@ -268,12 +323,22 @@ class ProseSettings(_Strict):
     # instruction-like text addressed to a machine (`prose.injection`): "warn" records it in
     # the trace and commits; "error" blocks the commit; "off" does not look
     injection: Literal["warn", "error", "off"] = "warn"
+    # prose fields (registers) by name; `prose`, the default, is always one of them
+    fields: dict[str, ProseField] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _band_ordered(self) -> ProseSettings:
         lo, hi = self.length_band
         if not 0.0 <= lo <= hi <= 1.0:
             raise ValueError("length_band must be two percentiles 0 <= low <= high <= 1")
+        bad = [n for n in self.fields if not re.fullmatch(PROSE_FIELD_PATTERN, n)]
+        if bad:
+            raise ValueError(
+                f"prose.fields: {', '.join(repr(b[:40]) for b in bad)}: a field name is lower "
+                f"case letters, digits and '_' ({PROSE_FIELD_PATTERN})"
+            )
+        if len(self.fields) > MAX_PROSE_FIELDS:
+            raise ValueError(f"prose.fields: {len(self.fields)} fields (max {MAX_PROSE_FIELDS})")
         return self
 
 
@@ -461,11 +526,39 @@ class Pack:
         d = self.assertions_dir
         return sorted(d.glob("*.sql")) if d.is_dir() else []
 
-    def reference_texts(self) -> list[str]:
-        d = self.references_dir
+    def reference_texts(self, d: Path | None = None) -> list[str]:
+        """The reference samples (`*.txt`) of `d`, by default `[files] references`."""
+        d = self.references_dir if d is None else d
         return (
             [p.read_text(encoding="utf-8") for p in sorted(d.glob("*.txt"))] if d.is_dir() else []
         )
+
+    def prose_fields(self) -> list[FieldSpec]:
+        """The prose fields PROSE_GATE judges, `prose` first, then the others by name."""
+        prose = self.config.prose
+        out: list[FieldSpec] = []
+        names = [PROSE_FIELD, *sorted(n for n in prose.fields if n != PROSE_FIELD)]
+        for name in names:
+            own = prose.fields.get(name, ProseField())
+            if own.references is not None:
+                refs: Path | None = self.root / own.references
+            else:
+                refs = self.references_dir if name == PROSE_FIELD else None
+            out.append(
+                FieldSpec(
+                    name=name,
+                    enabled=prose.enabled and own.enabled,
+                    references=refs,
+                    length_band=own.length_band or prose.length_band,
+                    min_coverage=prose.min_coverage if own.min_coverage is None
+                    else own.min_coverage,
+                    entities=own.entities,
+                    values=own.values,
+                    truncation=own.truncation,
+                    injection=own.injection or prose.injection,
+                )
+            )
+        return out
 
 
 def _toml_line(exc: tomllib.TOMLDecodeError) -> int | None:

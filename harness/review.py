@@ -216,7 +216,18 @@ def diff(before: Artifact, after: Artifact) -> dict[str, Any]:
         "prose": {"before": before.prose, "after": after.prose}
         if before.prose != after.prose
         else None,
+    } | _fields_diff(before, after)
+
+
+def _fields_diff(before: Artifact, after: Artifact) -> dict[str, Any]:
+    """The other prose fields (`prose_fields`) that differ, before → after; {} if none."""
+    names = sorted(set(before.prose_fields) | set(after.prose_fields))
+    changed = {
+        n: {"before": before.prose_fields.get(n), "after": after.prose_fields.get(n)}
+        for n in names
+        if before.prose_fields.get(n) != after.prose_fields.get(n)
     }
+    return {"prose_fields": changed} if changed else {}
 
 
 def _override(

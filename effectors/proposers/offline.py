@@ -18,8 +18,12 @@ not repaired):
                                   table, preferring one of the class the row requires
 * a row- or table-level finding -> the row's unlocked non-key cells, and every other unlocked
                                   cell no critique names (the gate rejected it for that finding)
-* `prose.*`                    -> `draft_prose`; the prose is also redrafted when a repair
-                                  changed an entity-column cell or a value the old prose names
+* `prose.*`                    -> `draft_prose` for the prose field the critique names (each
+                                  field within its own length band); a field is also redrafted
+                                  when a repair changed an entity-column cell or a value its
+                                  old text names. A locked field (admitted by PROSE_GATE while
+                                  another failed) is never touched; a field the pack does not
+                                  declare (`prose.undeclared_field`) is dropped
 
 The choice of every value is seeded by (seed, attempt, artifact, cell), so the same request
 always gets the same proposal and a later attempt may try another value.
@@ -28,6 +32,7 @@ always gets the same proposal and a later attempt may try another value.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,6 +47,7 @@ from effectors.proposers.offline_numbers import (
     shrink,
 )
 from effectors.prose.matcher import EntityMatcher
+from effectors.prose_gate import field_band
 from effectors.scaffold import (
     draft_prose,
     foreign_keys,
@@ -51,7 +57,15 @@ from effectors.scaffold import (
     synth_column,
 )
 from harness.learning.lessons import Advice
-from harness.models import Artifact, Cell, CellRef, Critique, Proposal, ProposalRequest
+from harness.models import (
+    PROSE_FIELD,
+    Artifact,
+    Cell,
+    CellRef,
+    Critique,
+    Proposal,
+    ProposalRequest,
+)
 from harness.pack import Pack
 from harness.pools import Pools
 
@@ -70,6 +84,8 @@ class OfflineProposer:
         self.matcher = EntityMatcher(pools)
         self.fks = foreign_keys(pack)
         self.ranges = column_ranges(pack)
+        # the prose fields it drafts, each with its length band (the gate's own)
+        self.fields = [(f, field_band(pack, f)) for f in pack.prose_fields() if f.enabled]
 
     def propose(self, request: ProposalRequest) -> Proposal:
         return _Repair(self, request).run()
@@ -106,12 +122,23 @@ class _Repair:
         self.advice = _advice(request)
         self._pools: dict[tuple[str, str], tuple[Counter[Any], Counter[Any]]] = {}
         self._free: set[CellRef] = set()
+        self.locked_prose = dict(request.critique.spine.prose)
+        self.dropped: set[str] = set()  # undeclared prose fields, left out of the proposal
 
     # -- bookkeeping -------------------------------------------------------------------
-    def artifact(self, prose: str | None = None) -> Artifact:
+    def artifact(self, texts: dict[str, str] | None = None) -> Artifact:
+        """The candidate with the repaired tables and `texts` (field -> text) replacing its
+        prose fields; fields in `self.dropped` left out."""
+        fields = {n: t for n, t in self.cand.prose_fields.items() if n not in self.dropped}
+        prose = self.cand.prose
+        for name, text in (texts or {}).items():
+            if name == PROSE_FIELD:
+                prose = text
+            else:
+                fields[name] = text
         return Artifact.model_validate(
-            {"id": self.cand.id, "tables": self.tables,
-             "prose": self.cand.prose if prose is None else prose, "meta": self.cand.meta}
+            {"id": self.cand.id, "tables": self.tables, "prose": prose, "prose_fields": fields,
+             "meta": self.cand.meta}
         )
 
     def exists(self, ref: CellRef) -> bool:
@@ -138,14 +165,17 @@ class _Repair:
 
     # -- the run -----------------------------------------------------------------------
     def run(self) -> Proposal:
-        redraft = False
+        redraft: set[str] = set()
         duplicates: list[Critique] = []
         cell_less: list[Critique] = []
         for c in self.critiques:
             if c.severity != "error":
                 self.notes.append(f"{c.code} ({c.severity}): not repaired")
+            elif c.code == "prose.undeclared_field":
+                self.dropped.add(c.location.field or str(c.observed))
+                self.notes.append(f"prose field {c.location.field!r} dropped (not declared)")
             elif c.code.startswith("prose."):
-                redraft = True
+                redraft.add(c.location.field or PROSE_FIELD)
             elif c.code == "ri.pk_duplicate":
                 duplicates.append(c)
             elif c.code == "ri.fk_orphan" and c.location.cell() is None:
@@ -164,15 +194,8 @@ class _Repair:
             self.repair_implied(cell_less[0].code)
         self.apply_reference_lessons()
         self.restore_locked()
-        prose = None
-        if self.o.pack.config.prose.enabled and (
-            redraft or self.prose_is_stale() or self.prose_lesson()
-        ):
-            self.tool_calls.append("draft_prose")
-            prose = draft_prose(self.o.pack, self.o.pools, self.artifact(), matcher=self.o.matcher)
-            self.notes.append("prose redrafted from the tables")
         return Proposal(
-            artifact=self.artifact(prose),
+            artifact=self.artifact(self.redraft(redraft)),
             proposer=self.o.name,
             notes=tuple(self.notes) or ("nothing to repair",),
             tool_calls=tuple(self.tool_calls),
@@ -237,6 +260,30 @@ class _Repair:
             rows = self.tables[ref.table]
             key = fresh_key([r.get(ref.column) for r in rows], rows[ref.row].get(ref.column))
             self.set(ref, key, why)
+
+    def redraft(self, named: Collection[str]) -> dict[str, str]:
+        """The prose fields to redraft (those the critiques name, stale ones, all with a
+        `redraft_prose` lesson; never a locked one), drafted from the repaired tables."""
+        texts: dict[str, str] = {}
+        lesson: bool | None = None  # asked once, only when it decides (it leaves a note)
+        for spec, band in self.o.fields:
+            name = spec.name
+            if name in self.locked_prose:
+                continue
+            if not (name in named or self.prose_is_stale(self.cand.text(name))):
+                if lesson is None:
+                    lesson = self.prose_lesson()
+                if not lesson:
+                    continue
+            self.tool_calls.append("draft_prose")
+            words = None if band is None or name == PROSE_FIELD else (band.low, band.high)
+            texts[name] = draft_prose(self.o.pack, self.o.pools, self.artifact(),
+                                      matcher=self.o.matcher, words=words)
+            self.notes.append(
+                "prose redrafted from the tables" if name == PROSE_FIELD
+                else f"prose field {name!r} redrafted from the tables"
+            )
+        return texts
 
     def prose_lesson(self) -> bool:
         """A `redraft_prose` lesson: any repair this attempt redrafts the prose too."""
@@ -475,14 +522,14 @@ class _Repair:
                 self.tables[ref.table][ref.row][ref.column] = self.locked[str(ref)]
                 del self.changed[ref]
 
-    def prose_is_stale(self) -> bool:
-        """Did a repair change an entity-column cell or a value the old prose mentions?"""
+    def prose_is_stale(self, text: str) -> bool:
+        """Did a repair change an entity-column cell or a value the old `text` mentions?"""
         if not self.changed:
             return False
         entity_columns = set(self.o.pack.config.prose.entity_columns)
         if any(f"{ref.table}.{ref.column}" in entity_columns for ref in self.changed):
             return True
-        mentioned = self.o.matcher.mentioned(self.cand.prose)
+        mentioned = self.o.matcher.mentioned(text)
         return any(self.o.pools.resolve(old) in mentioned for old in self.changed.values())
 
 

@@ -31,7 +31,13 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from harness.errors import ProposalFailed
-from harness.models import MAX_PROSE_CHARS, MAX_ROWS_PER_TABLE, Artifact, ProposalRequest
+from harness.models import (
+    MAX_PROSE_CHARS,
+    MAX_ROWS_PER_TABLE,
+    PROSE_FIELD,
+    Artifact,
+    ProposalRequest,
+)
 from harness.pack import Pack
 from harness.pools import Pools
 
@@ -92,7 +98,18 @@ def system_prompt(pack: Pack) -> str:
             "decide. Repair the candidate artifact so that it passes every gate."
         )
     )
-    return f"{own}\n\n{CONTRACT}"
+    extra = extra_fields(pack)
+    if not extra:
+        return f"{own}\n\n{CONTRACT}"
+    names = ", ".join(f"`{n}`" for n in extra)
+    fields = (
+        f"This pack's artifacts carry more prose fields besides `prose`: {names}, in the "
+        "candidate's `prose_fields`. Each is its own text about the same tables, judged on its "
+        "own (a prose critique names its field in `location.field`). Answer with "
+        '`{"tables": {...}, "prose": "...", "prose_fields": {...}}`, every declared field '
+        "present; rewrite only the fields the critiques name and copy the others unchanged."
+    )
+    return f"{own}\n\n{CONTRACT}\n{fields}\n"
 
 
 def data_block(name: str, payload: object) -> str:
@@ -116,10 +133,19 @@ def pool_context(pack: Pack, pools: Pools) -> dict[str, dict[str, Any]]:
     return out
 
 
+def extra_fields(pack: Pack) -> list[str]:
+    """The prose fields besides `prose` the pack declares (`[prose.fields]`), by name."""
+    return [f.name for f in pack.prose_fields() if f.name != PROSE_FIELD]
+
+
 def user_message(request: ProposalRequest, pack: Pack, pools: Pools) -> str:
     """The task and its data blocks, as one user message."""
     report = request.critique
-    candidate = {"tables": request.candidate.tables, "prose": request.candidate.prose}
+    candidate: dict[str, Any] = {"tables": request.candidate.tables,
+                                 "prose": request.candidate.prose}
+    extra = extra_fields(pack)
+    if extra:  # only then: a one-field pack's requests stay byte for byte as they were
+        candidate["prose_fields"] = {n: request.candidate.text(n) for n in extra}
     critique = {
         "gate": report.gate,
         "attempt": report.attempt,
@@ -134,6 +160,12 @@ def user_message(request: ProposalRequest, pack: Pack, pools: Pools) -> str:
         data_block("spine", dict(sorted(report.spine.locked.items()))),
         data_block("pool", pool_context(pack, pools)),
     ]
+    if report.spine.prose:
+        parts.insert(
+            3,
+            "These prose fields passed the prose gate and are locked: copy each one "
+            f"unchanged and rewrite only the others: {', '.join(sorted(report.spine.prose))}.",
+        )
     lessons = [h for h in request.lessons if h.source == "lesson"]
     preferences = [h for h in request.lessons if h.source == "preference"]
     if lessons:
@@ -185,18 +217,27 @@ def answer_schema(pack: Pack) -> dict[str, Any]:
                 "additionalProperties": False,
             },
         }
+    properties: dict[str, Any] = {
+        "tables": {
+            "type": "object",
+            "properties": tables,
+            "required": sorted(tables),
+            "additionalProperties": False,
+        },
+        "prose": {"type": "string"},
+    }
+    extra = extra_fields(pack)
+    if extra:  # `{"prose_fields": {"summary": str, ...}}`: every declared field
+        properties["prose_fields"] = {
+            "type": "object",
+            "properties": {n: {"type": "string"} for n in extra},
+            "required": extra,
+            "additionalProperties": False,
+        }
     return {
         "type": "object",
-        "properties": {
-            "tables": {
-                "type": "object",
-                "properties": tables,
-                "required": sorted(tables),
-                "additionalProperties": False,
-            },
-            "prose": {"type": "string"},
-        },
-        "required": ["tables", "prose"],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
@@ -251,6 +292,7 @@ def parse_answer(
                 "id": request.candidate.id,
                 "tables": data["tables"],
                 "prose": data["prose"],
+                "prose_fields": data.get("prose_fields", {}),
                 "meta": request.candidate.meta,
             }
         )
@@ -265,8 +307,12 @@ def _schema_problem(data: object, candidate: Artifact, pack: Pack) -> tuple[str,
     invalid = "proposal.schema_invalid"
     if not isinstance(data, dict):
         return invalid, f"the answer is a JSON {type(data).__name__}, not an object"
-    if extra := sorted(set(data) - {"tables", "prose"}):
+    declared = extra_fields(pack)
+    keys = {"tables", "prose", "prose_fields"} if declared else {"tables", "prose"}
+    if extra := sorted(set(data) - keys):
         return invalid, f"unexpected top-level key(s): {', '.join(map(str, extra))[:200]}"
+    if declared and (problem := _fields_problem(data.get("prose_fields"), declared)):
+        return problem
     tables, prose = data.get("tables"), data.get("prose")
     if not isinstance(tables, dict):
         return invalid, "`tables` is missing or not an object"
@@ -282,6 +328,27 @@ def _schema_problem(data: object, candidate: Artifact, pack: Pack) -> tuple[str,
     for name, rows in tables.items():
         if (problem := _rows_problem(str(name), rows, pack)) is not None:
             return problem
+    return None
+
+
+def _fields_problem(fields: object, declared: list[str]) -> tuple[str, str] | None:
+    """The first way `prose_fields` misses its schema: an object of the declared fields,
+    each a string within the prose size limit (a field left out is refused: it would drop
+    a locked or required text)."""
+    invalid = "proposal.schema_invalid"
+    if not isinstance(fields, dict):
+        return invalid, "`prose_fields` is missing or not an object"
+    if unknown := sorted(set(map(str, fields)) - set(declared)):
+        return invalid, f"`prose_fields` has undeclared field(s) {unknown[:10]}"[:300]
+    if missing := [n for n in declared if n not in fields]:
+        return invalid, f"`prose_fields` lacks {missing}"
+    for name, text in fields.items():
+        if not isinstance(text, str):
+            return invalid, f"`prose_fields.{name}` is not a string"
+        if len(text) > MAX_PROSE_CHARS:
+            return "proposal.oversized", (
+                f"`prose_fields.{name}` has {len(text)} characters (max {MAX_PROSE_CHARS})"
+            )
     return None
 
 

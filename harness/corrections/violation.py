@@ -59,9 +59,7 @@ class Matcher:
 
 def changed_text(before: Artifact, after: Artifact) -> list[str]:
     """The prose and text cells of `after` that differ from `before`."""
-    out = []
-    if after.prose and after.prose != before.prose:
-        out.append(after.prose)
+    out = [t for n, t in after.texts().items() if t and t != before.text(n)]
     for table, rows in after.tables.items():
         old_rows = before.tables.get(table, [])
         for i, row in enumerate(rows):
