@@ -60,6 +60,7 @@ from typing import NamedTuple
 from effectors.value_findings import Check as _Check
 from effectors.value_findings import FindingsMixin
 from effectors.value_findings import Row as _Row
+from effectors.value_shapes import ValueShapes
 from harness.models import (
     Artifact,
     CanonicalCell,
@@ -149,8 +150,10 @@ class ValueGate(FindingsMixin):
                                  else timeout)
         self._hint = lru_cache(maxsize=4096)(self._members_hint)
         self._roots = class_roots(pack, self.pools)
+        self._class_hint = lru_cache(maxsize=4096)(self._nearest_hint)
         self._deprecated_severity: Severity = (
             "error" if pack.config.ontology.deprecated == "error" else "warn")
+        self._shapes = ValueShapes.from_pack(pack, index)  # SHACL shapes (effectors/value_shapes)
 
     @classmethod
     def from_pack(
@@ -179,6 +182,10 @@ class ValueGate(FindingsMixin):
                 self._findings([c])
         else:
             self._findings(checks)
+        for f in self._shapes.check(candidates) if self._shapes else ():  # SHACL (issue 27)
+            self._add(checks[f.index], f.ref, "value.shape", observed=f.observed,
+                      expected=f.expected, evidence=f.evidence, hint=f.hint, message=f.message,
+                      severity=f.severity)
         for c in checks:
             self._closing(c)
         return [self._verdict(c) for c in checks]
@@ -444,7 +451,7 @@ class ValueGate(FindingsMixin):
                       evidence=(f"{j.klass} ⊑ " + (", ".join(supers) or "⊤"),), hint=hint,
                       message=f"{raw!r} ({j.klass}) is not {root} or a subclass of it")
 
-    def _class_hint(self, raw: str, root: str | None) -> str | None:
+    def _nearest_hint(self, raw: str, root: str | None) -> str | None:
         """The nearest valid classes under the root (label similarity), as a repair hint."""
         if root is None:
             return None

@@ -79,6 +79,8 @@ class OntologySettings(_Strict):
     aliases:   extra spellings -> individual (IRI fragment), e.g. brand names
     prefixes:  prefix -> namespace IRI, so that cells and `root`s may say `brick:Pump`
     deprecated: "warn" or "error": a cell naming an `owl:deprecated` entity (issue 27)
+    shapes:    true: VALUE_GATE checks the SHACL shapes that come with the ontology files
+    shape_files: SHACL files of the pack's own (relative to the pack folder), checked too
     """
 
     namespace: str  # IRI namespace of the pack's classes, properties and individuals
@@ -93,6 +95,8 @@ class OntologySettings(_Strict):
     imports: dict[str, str] = Field(default_factory=dict)
     prefixes: dict[str, str] = Field(default_factory=dict)
     deprecated: Literal["warn", "error"] = "warn"
+    shapes: bool = False  # SHACL shapes over the rows, in VALUE_GATE (issue 27)
+    shape_files: list[str] = Field(default_factory=list)
 
     @field_validator("aliases")
     @classmethod

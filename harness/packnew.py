@@ -506,7 +506,9 @@ class _Plan:
                     self.prop[(t.name, c.name)] = "has" + _ident(c.name, "Column", used)
 
 
-def _sample_toml(plan: _Plan, name: str, namespace: str, source: str, prose: bool) -> str:
+def _sample_toml(
+    plan: _Plan, name: str, namespace: str, source: str, prose: bool, fields: list[str]
+) -> str:
     s = plan.sample
     out = [
         f"# A membrane pack written by `membrane pack new --from-sample` from {_q(source)[1:-1]}.",
@@ -565,6 +567,14 @@ def _sample_toml(plan: _Plan, name: str, namespace: str, source: str, prose: boo
         "length_band = [0.0, 1.0]        # percentiles of the references' word counts",
         "value_tolerance = 0.01          # a stated number may differ from its cell by 1%",
         '# [[prose.quantities]]          # "weighs 2.5 kg": column, units, prefixes',
+        *[
+            line
+            for f in fields
+            for line in (
+                f"[prose.fields.{f}]              # the sample's {f} prose (prose_fields)",
+                f'references = "references/{f}"',
+            )
+        ],
         "",
         "[policy]                        # how runs are decided",
         "max_attempts = 4                # the input counts as attempt 1",
@@ -645,42 +655,53 @@ def _sample_prompt(plan: _Plan) -> str:
     return "\n".join(lines)
 
 
+def _first_pool_cell(plan: _Plan) -> tuple[Artifact, str, int, str, str] | None:
+    """(artifact, table, row, column, value) of the sample's first non-empty pool cell."""
+    for a in plan.sample.artifacts:
+        for table, rows in a.tables.items():
+            columns = plan.sample.tables[table].columns.values()
+            objects = [c.name for c in columns if c.kind == "object"]
+            for i, row in enumerate(rows):
+                for col in objects:
+                    value = row.get(col)
+                    if isinstance(value, str) and value.strip():
+                        return a, table, i, col, value
+    return None
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    """`text` with every mention of the value `old` (as a whole word) made `new`."""
+    pattern = (
+        (r"\b" if old[0].isalnum() else "") + re.escape(old) + (r"\b" if old[-1].isalnum() else "")
+    )
+    return re.sub(pattern, lambda _m: new, text, flags=re.I)
+
+
 def _broken(plan: _Plan) -> tuple[Artifact, str] | None:
     """The first sample artifact with a pool cell, that cell replaced by a value no pool
-    holds, and the cell's place ("table[row].column")."""
+    holds, and the cell's place ("table[row].column"). The prose says the new value too
+    (only the cell is wrong) and keeps its length (as many words as the old value)."""
+    found = _first_pool_cell(plan)
+    if found is None:
+        return None
+    a, table, i, col, old = found
     values = {
         v for t in plan.sample.tables.values() for c in t.columns.values() for v in c.distinct
     }
-    for a in plan.sample.artifacts:
-        for table, rows in a.tables.items():
-            objects = [
-                c.name for c in plan.sample.tables[table].columns.values() if c.kind == "object"
-            ]
-            for i, row in enumerate(rows):
-                for col in objects:
-                    old = row.get(col)
-                    if isinstance(old, str) and old.strip():
-                        # as many words as the value (the prose keeps its length band)
-                        bad = " ".join(f"X{w}X" for w in old.split())
-                        while bad in values:
-                            bad += "X"
-                        broken = [dict(r) for r in rows]
-                        broken[i][col] = bad
-                        # the prose says the new value too: only the cell is wrong
-                        pattern = (
-                            (r"\b" if old[0].isalnum() else "")
-                            + re.escape(old)
-                            + (r"\b" if old[-1].isalnum() else "")
-                        )
-                        prose = re.sub(pattern, bad.replace("\\", r"\\\\"), a.prose, flags=re.I)
-                        return a.model_copy(
-                            update={
-                                "id": a.id[:100] + "-broken",
-                                "prose": prose,
-                                "tables": {**a.tables, table: broken},
-                            }
-                        ), f"{table}[{i}].{col}"
-    return None
+    bad = " ".join(f"X{w}X" for w in old.split())
+    while bad in values:
+        bad += "X"
+    rows = [dict(r) for r in a.tables[table]]
+    rows[i][col] = bad
+    broken = a.model_copy(
+        update={
+            "id": a.id[:100] + "-broken",
+            "prose": _swap(a.prose, old, bad),
+            "prose_fields": {f: _swap(t, old, bad) for f, t in a.prose_fields.items()},
+            "tables": {**a.tables, table: rows},
+        }
+    )
+    return broken, f"{table}[{i}].{col}"
 
 
 def _sample_tests(plan: _Plan) -> str:
@@ -705,11 +726,9 @@ def _sample_tests(plan: _Plan) -> str:
     return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
 
 
-def _sample_references(sample: Sample) -> list[str]:
-    """The shortest, the median and the longest prose of the sample (the length band)."""
-    texts = sorted(
-        {a.prose for a in sample.artifacts if a.prose.strip()}, key=lambda p: (len(p.split()), p)
-    )
+def _sample_references(prose: list[str]) -> list[str]:
+    """The shortest, the median and the longest of the sample's texts (the length band)."""
+    texts = sorted({p for p in prose if p.strip()}, key=lambda p: (len(p.split()), p))
     if not texts:
         return []
     picks = sorted({0, len(texts) // 2, len(texts) - 1})
@@ -721,9 +740,12 @@ def sample_skeleton(folder: Path, sample: Sample) -> tuple[dict[str, str], _Plan
     name = _name(folder)
     namespace = f"http://example.org/packs/{name}#"
     plan = _Plan(sample)
-    refs = _sample_references(sample)
+    refs = _sample_references([a.prose for a in sample.artifacts])
+    fields = sorted({f for a in sample.artifacts for f in a.prose_fields})
     files = {
-        "pack.toml": _sample_toml(plan, name, namespace, str(sample.path), bool(refs)),
+        "pack.toml": _sample_toml(
+            plan, name, namespace, str(sample.path), bool(refs or fields), fields
+        ),
         "spine.sql": _sample_spine(plan),
         "prompts/propose.md": _sample_prompt(plan),
         "tests/examples.jsonl": _sample_tests(plan),
@@ -736,4 +758,8 @@ def sample_skeleton(folder: Path, sample: Sample) -> tuple[dict[str, str], _Plan
         files[f"assertions/{assertion[0]}"] = assertion[1]
     for i, text in enumerate(refs, start=1):
         files[f"references/reference-{i:02d}.txt"] = text
+    for f in fields:
+        texts = [a.prose_fields.get(f, "") for a in sample.artifacts]
+        for i, text in enumerate(_sample_references(texts), start=1):
+            files[f"references/{f}/reference-{i:02d}.txt"] = text
     return files, plan

@@ -132,7 +132,8 @@ def test_the_readme_commands_for_writing_a_pack_run(
 
 def _odd_sample(path: Path) -> Path:
     """Six artifacts of one table whose names a pack must keep as they are: a space, SQL
-    keywords, a quote, accents and CJK; a foreign-key-free key, pools, a number, free text."""
+    keywords, a quote, accents and CJK; a key, pools, a number, free text, and a second
+    prose field (`summary`)."""
     quote = 'say "hi"'
     pairs = [
         ("lamp", "steel"),
@@ -157,7 +158,15 @@ def _odd_sample(path: Path) -> Path:
                 }
             )
         prose = "The stock lists " + ", ".join(f"a {r['select']} of {r[quote]}" for r in rows)
-        lines.append({"id": f"odd-{n}", "tables": {"stock items": rows}, "prose": prose + "."})
+        summary = "Three items: " + ", ".join(str(r["select"]) for r in rows) + "."
+        lines.append(
+            {
+                "id": f"odd-{n}",
+                "tables": {"stock items": rows},
+                "prose": prose + ".",
+                "prose_fields": {"summary": summary},
+            }
+        )
     path.write_text(
         "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
     )
@@ -191,6 +200,7 @@ def test_new_from_a_sample_checks_tests_and_batches_the_sample(
         '"say \\"hi\\"" = { kind = "object", property = "hasSayHi" }',
         '"数量" = { kind = "data"',
         '"note" = { kind = "text" }',
+        "[prose.fields.summary]",
     ):
         assert line in toml, line
     assert '"say ""hi""" VARCHAR NOT NULL' in (pack / "spine.sql").read_text(encoding="utf-8")
