@@ -106,9 +106,13 @@ class Pools(BaseModel):
     canonical_form: CanonicalForm = "label"  # what a resolved cell is written as
     aliases: dict[str, str] = Field(default_factory=dict)  # spelling -> individual fragment
     prefixes: dict[str, str] = Field(default_factory=dict)  # prefix -> namespace IRI
+    # the individuals prose may mention: members of the bound object columns' ranges (None:
+    # every individual, when a bound column has no range)
+    mentionable: tuple[str, ...] | None = None
     _by_label: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
     _ambiguous: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
     _by_iri: dict[str, str] = PrivateAttr(default_factory=dict)
+    _roots: dict[str, tuple[tuple[str, ...], dict[str, str]]] = PrivateAttr(default_factory=dict)
     _class_index: tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]] | None = (
         PrivateAttr(default=None))
 
@@ -146,17 +150,18 @@ class Pools(BaseModel):
 
     def with_pack(
         self, matching: Strictness, canonical_form: CanonicalForm, aliases: dict[str, str],
-        prefixes: dict[str, str] | None = None,
+        prefixes: dict[str, str] | None = None, mentionable: tuple[str, ...] | None = None,
     ) -> Pools:
-        """These pools under a pack's matching rule, canonical form, aliases and prefixes."""
+        """These pools under a pack's matching rule, canonical form, aliases, prefixes and
+        the individuals its prose may mention."""
         prefixes = dict(prefixes or {})
-        if (matching, canonical_form, aliases, prefixes) == (
-            self.matching, self.canonical_form, self.aliases, self.prefixes
+        if (matching, canonical_form, aliases, prefixes, mentionable) == (
+            self.matching, self.canonical_form, self.aliases, self.prefixes, self.mentionable
         ):
             return self
         return Pools.model_validate(
             {**self.model_dump(), "matching": matching, "canonical_form": canonical_form,
-             "aliases": dict(aliases), "prefixes": prefixes}
+             "aliases": dict(aliases), "prefixes": prefixes, "mentionable": mentionable}
         )
 
     def short(self, iri: str) -> str:
@@ -230,16 +235,25 @@ class Pools(BaseModel):
 
     def valid_classes(self, root: str) -> list[str]:
         """The classes a class cell under `root` may name: satisfiable, not deprecated."""
-        return [n for n, c in self.classes.items()
-                if not c.unsatisfiable and not c.deprecated and self.is_under(n, root)]
+        return list(self._valid(root)[0])
+
+    def _valid(self, root: str) -> tuple[tuple[str, ...], dict[str, str]]:
+        """(valid classes under `root`, loose label or fragment -> class), once per root."""
+        hit = self._roots.get(root)
+        if hit is None:
+            valid = tuple(n for n, c in self.classes.items()
+                          if not c.unsatisfiable and not c.deprecated and self.is_under(n, root))
+            names: dict[str, str] = {}
+            for c in valid:
+                info = self.classes[c]
+                for t in (*info.labels, fragment_of(info.iri) if info.iri else c):
+                    names.setdefault(normalize_label(t.replace("_", " ")), c)
+            hit = self._roots[root] = (valid, names)
+        return hit
 
     def nearest_classes(self, text: str, root: str, n: int = 3) -> list[str]:
         """The valid classes under `root` whose labels (or fragments) are nearest `text`."""
-        names: dict[str, str] = {}
-        for c in self.valid_classes(root):
-            info = self.classes[c]
-            for t in (*info.labels, fragment_of(info.iri) if info.iri else c):
-                names.setdefault(normalize_label(t.replace("_", " ")), c)
+        names = self._valid(root)[1]
         close = difflib.get_close_matches(normalize_label(text.replace("_", " ")), list(names),
                                           n=4 * n, cutoff=0.5)
         return list(dict.fromkeys(names[k] for k in close))[:n]

@@ -101,8 +101,27 @@ def _for_pack(index: OntologyIndex, pack: Pack) -> OntologyIndex:
             file=pack.root / "pack.toml",
             hint="an alias maps a spelling to an individual's IRI fragment",
         )
-    pools = index.pools.with_pack(o.matching, o.canonical, o.aliases, o.prefixes)
+    pools = index.pools.with_pack(o.matching, o.canonical, o.aliases, o.prefixes,
+                                  _mentionable(pack, index.pools))
     return index if pools is index.pools else index.model_copy(update={"pools": pools})
+
+
+def _mentionable(pack: Pack, pools: Pools) -> tuple[str, ...] | None:
+    """The individuals the pack binds (members of its object columns' ranges), which prose
+    may mention; None (all) when a bound object column has no range (issue 27: Brick's tags,
+    units and quantity kinds are no prose entities of a register that binds none)."""
+    ranges: set[str] = set()
+    for binding in pack.tables.values():
+        base = next((r for r in pools.row_rules
+                     if r.base_class == binding.row_class and not r.when), None)
+        for col in binding.columns.values():
+            if col.kind != "object" or col.property is None:
+                continue
+            cls = base.require.get(col.property) if base else None
+            if cls is None:
+                return None
+            ranges.add(cls)
+    return tuple(sorted({m for c in ranges for m in pools.members(c)}))
 
 
 def check_ontology(pack: Pack, cache_dir: Path) -> None:

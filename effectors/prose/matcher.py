@@ -448,10 +448,11 @@ class EntityMatcher:
         aliases: dict[str, list[str]] = {}
         for text, name in sorted(pools.aliases.items()):
             aliases.setdefault(name, []).append(text)
+        bound = None if pools.mentionable is None else set(pools.mentionable)
         for name in sorted(pools.individuals):
             info = pools.individuals[name]
-            if info.deprecated:
-                continue  # a deprecated entity is no mention (issue 27)
+            if info.deprecated or (bound is not None and name not in bound):
+                continue  # deprecated, or not what the pack binds: no mention (issue 27)
             # a key that is a whole IRI (its fragment collides, issue 27): labels only
             frag = () if info.iri and fragment_of(info.iri) != name else (name.replace("_", " "),)
             for text in (*info.labels, *frag, *aliases.get(name, ())):

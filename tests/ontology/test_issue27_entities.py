@@ -70,6 +70,8 @@ third:teal a owl:NamedIndividual, :Blueish ; rdfs:label "teal" .
 :maroon a owl:NamedIndividual, :Reddish ; rdfs:label "maroon" ;
     owl:deprecated true ; dcterms:isReplacedBy :red .
 
+:Tag a owl:Class .
+:building a owl:NamedIndividual, :Tag ; rdfs:label "building" .
 :deprecatedInVersion a owl:DatatypeProperty .
 :isReplacedBy a owl:AnnotationProperty .
 :Equipment a owl:Class ; owl:disjointWith :Location .
@@ -235,10 +237,13 @@ def test_the_offline_proposer_repairs_a_class_cell_from_the_hints(
     assert gate.judge([fixed])[0].critiques == ()
 
 
-def test_deprecated_entities_are_no_prose_mentions(gate: ValueGate) -> None:
+def test_the_prose_pool_holds_what_the_pack_binds(gate: ValueGate) -> None:
     from effectors.prose.matcher import EntityMatcher
 
     matcher = EntityMatcher(gate.pools)
-    assert matcher.mentioned("a maroon pump next to the red one") == {"red"}
+    assert matcher.mentioned("a maroon pump next to the red one") == {"red"}  # deprecated
+    # `building` is an individual, but of no range the pack binds: an ordinary word
+    assert "building" in gate.pools.individuals
+    assert matcher.mentioned("the building has a blue door") == {"blue"}
     # an individual keyed by its IRI is mentioned by its label and its fragment
     assert matcher.mentioned("crimson paint") == {"http://other.example/ext#red"}
