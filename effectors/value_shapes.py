@@ -171,7 +171,7 @@ class ValueShapes:
                 column = name
                 break
         ref = CellRef(table=table, row=r, column=column)
-        arg = " | ".join(c.arg.split("\x1f")) if c.kind == "in" else c.arg
+        arg = " | ".join(c.arg.split("\x1f"))
         return ShapeFinding(
             index=i,
             ref=ref,
@@ -195,6 +195,7 @@ _HINTS = {
     "class": "name an individual of <{}>",
     "datatype": "give a literal of datatype <{}>",
     "in": "write one of: {}",
+    "classIn": "name an individual of one of: {}",
     "hasValue": "give the value {}",
 }
 

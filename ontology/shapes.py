@@ -15,9 +15,9 @@ every violation of the whole cohort: the number of queries does not grow with th
 Supported (the kinds Brick 1.4 and hand-written packs use most): targets `sh:targetClass`
 and implicit class targets (a shape that is also a class); property shapes with an IRI
 `sh:path` and `sh:minCount`, `sh:maxCount`, `sh:class`, `sh:datatype`, `sh:in`,
-`sh:hasValue`, `sh:nodeKind`, `sh:minInclusive`, `sh:maxInclusive`, `sh:minExclusive`,
+`sh:hasValue`, `sh:nodeKind`, `sh:or` of `sh:class` or of `sh:datatype` alternatives, `sh:minInclusive`, `sh:maxInclusive`, `sh:minExclusive`,
 `sh:maxExclusive`, `sh:minLength`, `sh:maxLength`, `sh:pattern`; `sh:message`,
-`sh:severity`, `sh:deactivated`. What is not (SHACL-AF rules, SPARQL, `sh:or`/`sh:and`/
+`sh:severity`, `sh:deactivated`. What is not (SHACL-AF rules, SPARQL, other `sh:or`s, `sh:and`/
 `sh:not`/`sh:xone`/`sh:node`, qualified shapes, complex paths, other targets) is counted in
 `Shapes.skipped` (for `pack check`), never silently passed off as checked. A property shape
 whose path no column of a targeted table binds is `Shapes.unbound`: those rows cannot carry
@@ -86,7 +86,8 @@ class Constraint:
     shape: str  # the property shape (IRI, or its node shape's IRI + path for blank nodes)
     target: str  # class IRI
     path: str  # property IRI
-    kind: str  # a SHACL constraint component's local name ("minCount", "class", ...)
+    kind: str  # a SHACL constraint component's local name ("minCount", "class", ...), or
+    # "classIn" / "datatypeIn": an sh:or of sh:class (sh:datatype) alternatives
     arg: str  # the IRI / lexical form / number as text; for "in", the members joined by \x1f
     message: str = ""
     severity: str = "error"  # "error" | "warn" | "info"
@@ -122,6 +123,8 @@ class ShapeViolation:
             "class": "values of class <{}>",
             "datatype": "values of datatype <{}>",
             "in": "one of {}",
+            "classIn": "values of one of the classes {}",
+            "datatypeIn": "values of one of the datatypes {}",
             "hasValue": "the value {}",
             "nodeKind": "values of kind {}",
             "minInclusive": "values >= {}",
@@ -132,7 +135,7 @@ class ShapeViolation:
             "maxLength": "values of at most {} characters",
             "pattern": "values matching {}",
         }[c.kind]
-        arg = ", ".join(c.arg.split("\x1f")) if c.kind == "in" else c.arg
+        arg = ", ".join(c.arg.split("\x1f"))
         return f"<{c.path}> needs {what.format(arg)} (sh:{c.kind})"
 
 
@@ -216,7 +219,7 @@ class Shapes:
             members = [
                 (i, m)
                 for i, c in enumerate(self.constraints)
-                if c.kind == "in"
+                if c.kind in ("in", "classIn", "datatypeIn")
                 for m in c.arg.split("\x1f")
             ]
             if members:
@@ -285,6 +288,11 @@ SELECT node, id, value FROM vals WHERE
     (kind = 'class' AND NOT (is_iri AND EXISTS (
         SELECT 1 FROM value_type t WHERE t.value = vals.value AND t.cls = vals.arg)))
  OR (kind = 'datatype' AND (is_iri OR datatype <> arg))
+ OR (kind = 'classIn' AND NOT (is_iri AND EXISTS (
+        SELECT 1 FROM value_type t JOIN shape_in i ON i.member = t.cls
+        WHERE i.id = vals.id AND t.value = vals.value)))
+ OR (kind = 'datatypeIn' AND (is_iri OR NOT EXISTS (
+        SELECT 1 FROM shape_in i WHERE i.id = vals.id AND i.member = vals.datatype)))
  OR (kind = 'in' AND NOT EXISTS (
         SELECT 1 FROM shape_in i WHERE i.id = vals.id AND i.member = vals.value))
  OR (kind = 'nodeKind' AND (CASE arg
@@ -386,8 +394,12 @@ def _property(
     name = ps.value if isinstance(ps, ox.NamedNode) else f"{_text(s)} sh:property [{path}]"
     message = _message(store, ps) or _message(store, s)
     severity = _severity(store, ps) or _severity(store, s) or "error"
-    skipped.update(f"sh:{k}" for k in _UNSUPPORTED if _objects(store, ps, SH + k))
+    unsupported = [k for k in _UNSUPPORTED if _objects(store, ps, SH + k)]
     kinds: list[tuple[str, str]] = []
+    if "or" in unsupported and (alternatives := _simple_or(store, ps)) is not None:
+        unsupported.remove("or")
+        kinds.append(alternatives)
+    skipped.update(f"sh:{k}" for k in unsupported)
     for k in _VALUED:
         kinds += [(k, _text(o)) for o in _objects(store, ps, SH + k)]
     for o in _objects(store, ps, SH + "in"):
@@ -399,6 +411,26 @@ def _property(
             continue
         out += [Constraint(name, t, path, k, arg, message, severity) for t in targets]
     return out
+
+
+def _simple_or(store: ox.Store, ps: _Node) -> tuple[str, str] | None:
+    """`sh:or` of alternatives that each say only `sh:class X` (or only `sh:datatype X`), as
+    Brick writes them: ("classIn" | "datatypeIn", the Xs joined by \\x1f); else None."""
+    for head in _objects(store, ps, SH + "or"):
+        alts = _list(store, head)
+        for kind in ("class", "datatype"):
+            args: list[str] = []
+            for alt in alts:
+                if not isinstance(alt, ox.NamedNode | ox.BlankNode):
+                    return None
+                preds = {q.predicate.value for q in store.quads_for_pattern(alt, None, None, None)}
+                if preds != {SH + kind}:
+                    break
+                args += [_text(o) for o in _objects(store, alt, SH + kind)]
+            else:
+                if args:
+                    return kind + "In", "\x1f".join(args)
+    return None
 
 
 def _true(store: ox.Store, s: _Node, p: str) -> bool:

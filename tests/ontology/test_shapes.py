@@ -55,6 +55,9 @@ _SHAPES = """@prefix : <http://ex.org/plant#> .
 :FanShape a sh:NodeShape ;
   sh:targetClass :Fan ;
   sh:property [ sh:path :hasMedium ; sh:maxCount 0 ; sh:severity sh:Warning ] .
+:PumpPlace a sh:NodeShape ;
+  sh:targetClass :Pump ;
+  sh:property [ sh:path :hasLocation ; sh:or ( [ sh:class :Room ] [ sh:class :Site ] ) ] .
 :Unbound a sh:NodeShape ;
   sh:targetClass :Equipment ;
   sh:property [ sh:path :serialNumber ; sh:minCount 1 ] .
@@ -146,6 +149,7 @@ def test_each_constraint_kind_is_a_typed_critique_on_its_cell(gate: ValueGate) -
                 _row("F1", "Fan", "room1", "water"),  # sh:maxCount 0, a warning
                 _row("P4", "Pump", "room1", "water", 900),  # sh:maxInclusive 500
                 _row("P5", "Pump", "room1", "water", "lots"),  # sh:datatype xsd:decimal
+                _row("P6", "Pump", "water", "water"),  # sh:class Room, and sh:or (Room | Site)
             ]
         },
     )
@@ -159,6 +163,10 @@ def test_each_constraint_kind_is_a_typed_critique_on_its_cell(gate: ValueGate) -
     assert ("medium", 3, "water", "warn") in found
     assert ("power", 4, "900", "error") in found
     assert ("power", 5, "lots", "error") in found
+    assert found.count(("location", 6, "water", "error")) == 2
+    assert ("location", 1, "campus", "error") in found and found.count(
+        ("location", 1, "campus", "error")
+    ) == 1  # a Site passes the sh:or
     # the critique cites the shape and its message
     c = next(c for c in v.critiques if c.code == "value.shape" and c.location.row == 0)
     assert "a pump moves water or glycol" in c.message
