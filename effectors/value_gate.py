@@ -77,6 +77,7 @@ from harness.saferegex import compile_safe
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
 from ontology.axioms import fragment
 from ontology.bounded import ChunkSizer
+from ontology.classify import default_classifier
 from ontology.facets import data_problem, describe
 from ontology.localise import RowStatus, Signature
 from ontology.naive import OwlreadyReasoner
@@ -160,8 +161,8 @@ class ValueGate(FindingsMixin):
         cls, pack: Pack, cache_dir: Path, runner: Reasoner | None = None, *, naive: bool = False
     ) -> ValueGate:
         """Load (or build and cache) the classified ontology; setup errors are `PackError`s."""
-        builder = runner if isinstance(runner, HermitRunner) else HermitRunner(
-            timeout_s=pack.config.ontology.reasoner_timeout_s)
+        builder = runner if isinstance(runner, HermitRunner) else default_classifier(
+            pack.config.ontology.reasoner_timeout_s)  # warm when it can be (issue 27)
         index, base_nt, violation_nt = load_index(pack, cache_dir, builder)
         return cls(pack, index, base_nt, violation_nt, runner, naive=naive)
 
