@@ -24,7 +24,7 @@ from effectors.registry import GateContext, build_gate, build_proposer
 from harness import review, teach
 from harness.agenda import Agenda
 from harness.chapters import ChapterRenderer
-from harness.corpus import CorpusRead, read_artifact_file, read_corpus
+from harness.corpus import CorpusRead, CorpusStream, read_artifact_file
 from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
 from harness.errors import ConfigError, CorpusError
@@ -335,15 +335,11 @@ def run_batch(
     ws = Workspace(root)
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
-    read = read_corpus(corpus, pack)
-    if strict_input and read.errors:
-        raise read.errors[0]
-    if not read.artifacts and not read.errors:
-        raise CorpusError(
-            "the corpus has no artifacts (the file is empty or all blank lines)",
-            file=corpus,
-            hint="one JSON artifact per line; see the corpus format in README.md",
-        )
+    if strict_input:  # stop at a bad line before anything runs (a second pass below)
+        for error in _corpus_errors(corpus, pack):
+            raise error
+    elif not _has_lines(corpus):
+        raise _empty_corpus(corpus)
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
     with ws.lock():
         session = open_session(
@@ -356,10 +352,12 @@ def run_batch(
         )
         with session:
             rec = recover(session.ws, session.ledger)
-            read.refuse_case_collisions(session.ledger.artifact_ids(), corpus)
+            # streamed (issue 22): the batch keeps the bytes of what is left to do, not
+            # the corpus; every line is read and checked before any run starts
+            read = CorpusStream(corpus, pack, session.ledger.artifact_ids())
+            batch = session.batch(read, cohort_size=cohort_size)
             if strict_input and read.errors:
-                raise read.errors[0]
-            batch = session.batch(read.artifacts, cohort_size=cohort_size)
+                raise read.errors[0]  # an id that differs in case from the workspace's
             if progress:
                 progress(0, batch.total)
             for cycle in batch:
@@ -376,6 +374,31 @@ def run_batch(
                 )
                 result.report.learning = learn_report_data(root, update=False)
             return result
+
+
+def _corpus_errors(corpus: Path, pack: Pack) -> list[CorpusError]:
+    """Every bad line of a corpus (nothing kept of the good ones); an empty corpus is one."""
+    stream = CorpusStream(corpus, pack)
+    for _ in stream:
+        pass
+    if not stream.count and not stream.errors:
+        return [_empty_corpus(corpus)]
+    return stream.errors
+
+
+def _has_lines(corpus: Path) -> bool:
+    if not corpus.is_file():
+        raise CorpusError("corpus file not found", file=corpus, hint="pass a .jsonl file")
+    with open(corpus, "rb") as fh:
+        return any(line.strip() for line in fh)
+
+
+def _empty_corpus(corpus: Path) -> CorpusError:
+    return CorpusError(
+        "the corpus has no artifacts (the file is empty or all blank lines)",
+        file=corpus,
+        hint="one JSON artifact per line; see the corpus format in README.md",
+    )
 
 
 def run_refine(

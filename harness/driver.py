@@ -15,6 +15,7 @@ batch whose endpoint is down.
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -78,6 +79,11 @@ class Cycle:
     total: int  # runs this batch will start (skipped artifacts not counted)
 
 
+def _rebuilt(packed: bytes) -> tuple[Artifact, bytes]:
+    data = zlib.decompress(packed)
+    return Artifact.model_validate_json(data), data
+
+
 class BatchRun:
     """A batch in progress. `step()` advances every active run of the current cohort by one
     cycle (starting the next cohort when needed) and returns what happened, or None when
@@ -103,7 +109,10 @@ class BatchRun:
         self.result = BatchResult()
         self._t0 = time.perf_counter()
         settled = eng.ledger.settled_inputs()
-        self._todo: list[tuple[Artifact, bytes]] = []
+        # only the canonical bytes of what is left to do are kept, zlib-compressed (an
+        # artifact is rebuilt from them when its cohort starts): `artifacts` may be a
+        # stream, and 20,000 artifacts as models were ~240 MB (issue 22); ~1 KB each now
+        self._todo: list[bytes] = []
         for a in artifacts:
             data = artifact_bytes(a)
             state = settled.get((a.id, content_hash(data)))
@@ -111,7 +120,7 @@ class BatchRun:
                 self.result.skipped.append(a.id)
                 self.result.skipped_states[a.id] = state
             else:
-                self._todo.append((a, data))
+                self._todo.append(zlib.compress(data, 1))
         self._next = 0  # index into _todo of the next artifact to start
         self._cohort: list[Run] | None = None
         self._done = 0
@@ -165,8 +174,9 @@ class BatchRun:
             self.result.not_started = len(self._todo) - self._next
             return False
         chunk = self._todo[self._next : self._next + self.cohort_size]
+        self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)  # drop them
         self._next += len(chunk)
-        runs = [self._new_run(a, data) for a, data in chunk]
+        runs = [self._new_run(*_rebuilt(packed)) for packed in chunk]
         start_cohort(runs, self.eng, self.batch_id, self.pack, self.pack_version)
         self._cohort = runs
         return True
