@@ -5,7 +5,8 @@ A sample is untrusted input in the corpus format (JSONL, one artifact a line). U
 reads every line strictly, refuses the sample with `file:line` when any line is bad, and
 profiles each table's columns so a pack can be written from them:
 
-* a column whose values are all numbers is a `data` column (DOUBLE, BIGINT when whole);
+* a column whose values are all numbers is a `data` column (DOUBLE; BIGINT when every
+  value is an integer that fits 64 bits);
 * the key is a column that is non-null and unique in every artifact, an id-like name
   (`id`, `..._id`, `...Id`, `key`, `code`) first, then the first such column in order;
 * a column named like another table's key, whose values are always among that table's key
@@ -21,6 +22,7 @@ name the file and the first line concerned.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -139,6 +141,13 @@ def _check_names(artifact: Artifact, path: Path, line: int) -> None:
                         file=path,
                         line=line,
                         hint="rename the column in the sample",
+                    )
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise CorpusError(
+                        f"cell {table}[{i}].{column} is a number too large for a float ({value})",
+                        file=path,
+                        line=line,
+                        hint="write it as a string",
                     )
                 if isinstance(value, str) and _BAD_TEXT.search(value):
                     raise CorpusError(
@@ -278,7 +287,7 @@ def _observe(col: ColumnProfile, value: Cell, line: int) -> None:
     elif isinstance(value, int | float):
         col.numbers += 1
         col.first_number = col.first_number or line
-        col.whole = col.whole and float(value).is_integer() and isinstance(value, int)
+        col.whole = col.whole and isinstance(value, int) and -(2**63) <= value < 2**63
         col.minimum = float(value) if col.minimum is None else min(col.minimum, float(value))
     else:
         col.strings += 1

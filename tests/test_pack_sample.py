@@ -56,6 +56,8 @@ def test_a_good_sample_is_profiled(tmp_path: Path) -> None:
     kinds = {c.name: c.kind for c in items.columns.values()}
     assert kinds == {"item_id": "id", "kind": "object", "weight": "data"}
     assert not items.columns["weight"].whole  # 2.5: DOUBLE in the spine
+    big = read_sample(_write(tmp_path / "b.jsonl", [_art(1, [{"k": "x", "n": 2**63}])]))
+    assert not big.tables["items"].columns["n"].whole  # past BIGINT: DOUBLE
 
 
 def test_bad_lines_are_all_counted_and_the_first_named(tmp_path: Path) -> None:
@@ -83,6 +85,11 @@ def test_bad_lines_are_all_counted_and_the_first_named(tmp_path: Path) -> None:
         ([_art(1, [{"k": "x"}], table="t[0]")], 1, "table name 't[0]' holds"),
         ([_art(1, [{"k": "x", "v": "bell\x07"}])], 1, "cell items[0].v holds a control character"),
         ([_art(1, [{"k": "x"}, {"k": "x"}])], 1, "table 'items' has no column that is non-null"),
+        (
+            ['{"id": "a", "tables": {"t": [{"k": "x", "n": 1e400}]}}'],
+            1,
+            "cell t[0].n is a number too large for a float (inf)",
+        ),
         ([_art(1, [{"k": "x"}]), _art(1, [{"k": "y"}])], 2, "artifact id 'a-1' again"),
     ],
 )
