@@ -47,6 +47,7 @@ MAX_ANSWER_CHARS = 50_000
 MAX_AXIOMS = 30
 MAX_LABELS_SHOWN = 80  # labels of one pool in the request
 MAX_PAIRS_SHOWN = 40  # co-occurring value pairs of one column pair in the request
+MAX_SUMMARY_CHARS = 60_000  # the whole summary (fewer labels and pairs past it)
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*)\n\s*```\s*$", re.S)
 
 SYSTEM = """\
@@ -99,10 +100,9 @@ class AnswerRefused(Exception):
     """The model's whole answer is unusable (not JSON, not the schema, too large)."""
 
 
-def sample_summary(s: SampleValues) -> dict[str, Any]:
-    """What the model is shown: pools, bound properties, and which values share rows."""
+def _summary(s: SampleValues, labels_shown: int, pairs_shown: int) -> dict[str, Any]:
     pools = {
-        pool: sorted(s.labels[i] for i in members)[:MAX_LABELS_SHOWN]
+        pool: sorted(s.labels[i] for i in members)[:labels_shown]
         for pool, members in sorted(s.members.items())
     }
     tables: dict[str, Any] = {}
@@ -115,13 +115,14 @@ def sample_summary(s: SampleValues) -> dict[str, Any]:
         pairs: dict[str, list[list[Any]]] = {}
         objects = list(columns)
         for i, a in enumerate(objects):
-            for b in objects[i + 1 :]:
+            for b in objects[i + 1 :] if pairs_shown else []:
                 counts: dict[tuple[str, str], int] = {}
                 for row in s.rows(table):
                     va, vb = row.get(a), row.get(b)
                     if isinstance(va, str) and isinstance(vb, str):
-                        counts[(va, vb)] = counts.get((va, vb), 0) + 1
-                top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_PAIRS_SHOWN]
+                        key = (va.strip(), vb.strip())
+                        counts[key] = counts.get(key, 0) + 1
+                top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:pairs_shown]
                 pairs[f"{a} / {b}"] = [[va, vb, n] for (va, vb), n in top]
         tables[table] = {
             "row_class": binding.row_class,
@@ -130,6 +131,17 @@ def sample_summary(s: SampleValues) -> dict[str, Any]:
             "values_sharing_rows": pairs,
         }
     return {"pools": pools, "tables": tables}
+
+
+def sample_summary(s: SampleValues) -> dict[str, Any]:
+    """What the model is shown: pools (their labels), the bound properties, and the value
+    pairs that share rows most often; cut down until it fits `MAX_SUMMARY_CHARS`."""
+    summary: dict[str, Any] = {}
+    for labels, pairs in ((MAX_LABELS_SHOWN, MAX_PAIRS_SHOWN), (40, 10), (20, 0), (5, 0)):
+        summary = _summary(s, labels, pairs)
+        if len(json.dumps(summary, ensure_ascii=False)) <= MAX_SUMMARY_CHARS:
+            break
+    return summary
 
 
 def _answer(text: str) -> _Answer:

@@ -431,10 +431,7 @@ def _derive_into(tmp: Path, plan: _Plan) -> list[str]:
     from harness.pack import load_pack
     from harness.packderive import DeriveReport, derive_ontology
 
-    pack_toml = (tmp / "pack.toml").read_text(encoding="utf-8")
-    name = re.search(r'^name = "([^"]+)"', pack_toml, re.M)
-    assert name is not None  # written by _sample_toml
-    owl = f"ontology/{name.group(1)}.owl"
+    owl = plan.ontology
     (tmp / owl).parent.mkdir(parents=True, exist_ok=True)
     (tmp / owl).write_text("", encoding="utf-8")  # load_pack needs it to exist
     pack = load_pack(tmp)
@@ -493,6 +490,7 @@ class _Plan:
     """Names the sample's tables and columns get in the pack."""
 
     sample: Sample
+    ontology: str = ""  # the ontology file, relative to the pack
     row_class: dict[str, str] = field(default_factory=dict)  # table -> row class
     prop: dict[tuple[str, str], str] = field(default_factory=dict)  # (table, col) -> property
 
@@ -542,16 +540,16 @@ def _sample_toml(
     for t in s.tables.values():
         out += [
             "",
-            f"[tables.{_q(t.name)}]              # {t.rows} rows in the sample",
+            f"[tables.{_q(t.name)}]  # {t.rows} rows in the sample",
             f'row_class = "{plan.row_class[t.name]}"',
-            f"key = [{_q(t.key or '')}]            # non-null and unique in every artifact",
+            f"key = [{_q(t.key or '')}]  # non-null and unique in every artifact",
             f"[tables.{_q(t.name)}.columns]",
         ]
         for c in t.columns.values():
             prop = plan.prop.get((t.name, c.name))
             spec = f'kind = "{c.kind}"' + (f', property = "{prop}"' if prop else "")
             why = {
-                "id": "a key" if c.references is None else f"names a {c.references} row",
+                "id": "a key" if c.references is None else f"names a row of {c.references}",
                 "object": f"{len(c.distinct)} distinct values: a pool",
                 "data": "numbers",
                 "text": "free text",
@@ -571,7 +569,7 @@ def _sample_toml(
             line
             for f in fields
             for line in (
-                f"[prose.fields.{f}]              # the sample's {f} prose (prose_fields)",
+                f"[prose.fields.{f}]  # the sample's {f} prose (prose_fields)",
                 f'references = "references/{f}"',
             )
         ],
@@ -739,7 +737,7 @@ def sample_skeleton(folder: Path, sample: Sample) -> tuple[dict[str, str], _Plan
     """relative path -> text of every file but the ontology, and the names chosen."""
     name = _name(folder)
     namespace = f"http://example.org/packs/{name}#"
-    plan = _Plan(sample)
+    plan = _Plan(sample, ontology=f"ontology/{name}.owl")
     refs = _sample_references([a.prose for a in sample.artifacts])
     fields = sorted({f for a in sample.artifacts for f in a.prose_fields})
     files = {

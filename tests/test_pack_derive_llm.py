@@ -267,3 +267,22 @@ def test_a_model_that_times_out_leaves_the_frequency_candidates(
     assert "no reply within 0.5s" in report["llm_error"]
     assert {c["source"] for c in report["admitted"] + report["rejected"]} == {"frequency"}
     assert len(srv.requests) == 1
+
+
+def test_the_model_sees_pools_and_shared_rows_cut_to_fit(
+    tmp_path: Path, skeleton: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import packllm
+
+    s = _values(skeleton, _sample(tmp_path))
+    summary = packllm.sample_summary(s)
+    assert summary["pools"]["ItemsKind"] == ["chair", "lamp", "steel"]
+    items = summary["tables"]["items"]
+    assert items["object_columns"]["material"] == {
+        "pool": "ItemsMaterial",
+        "property": "hasMaterial",
+    }
+    assert ["lamp", "steel", 3] in items["values_sharing_rows"]["kind / material"]
+    monkeypatch.setattr(packllm, "MAX_SUMMARY_CHARS", 300)
+    small = packllm.sample_summary(s)
+    assert small["tables"]["items"]["values_sharing_rows"] == {}
