@@ -19,6 +19,7 @@ BENCHES = {
     "export": "bench.export",
     "serve": "bench.serve",
     "corrections": "bench.corrections",
+    "class_columns": "bench.class_columns",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 
