@@ -25,6 +25,7 @@ from pydantic import (
 from harness.errors import PackError
 from harness.models import MAX_PROSE_FIELDS, PROSE_FIELD, PROSE_FIELD_PATTERN
 from harness.saferegex import compile_safe
+from harness.tomllines import key_lines, locate
 from rules import RULESETS
 
 __all__ = [
@@ -565,9 +566,90 @@ class Pack:
         return out
 
 
+# words of parser messages, kept when the parsed file happens to contain them too
+_PARSER_WORDS = frozenset({
+    "a", "after", "an", "and", "at", "before", "between", "by", "character", "characters",
+    "column", "columns", "document", "element", "end", "error", "event", "expected", "file",
+    "found", "graph", "in", "invalid", "is", "line", "literal", "missing", "name", "near",
+    "not", "object", "of", "or", "parser", "predicate", "statement", "subject", "syntax",
+    "text", "the", "to", "token", "unexpected", "valid", "value", "when", "with", "within",
+})
+_EXCERPT = re.compile(r"""(["'`])(.*?)\1|[^\s"'`:;,()<>\[\]]+""")
+
+
+def redact_excerpts(message: str, source: str, keep: frozenset[str] = frozenset()) -> str:
+    """A parser's message without the file's content: every quoted part or word of
+    `message` (3 characters or more, not a number) that occurs in `source` becomes `…`,
+    unless it is a word of parser messages or in `keep` (case-insensitive). A pack file
+    that does not parse may be a link to a file that is no pack file at all (a key, a
+    password file): its error names the file and line, and echoes none of it."""
+
+    def hide(m: re.Match[str]) -> str:
+        word = m.group(2) if m.group(1) else m.group(0)
+        plain = word.strip().strip(".")
+        if (len(plain) < 3 or plain.isdigit() or plain not in source
+                or plain.lower() in _PARSER_WORDS or plain.lower() in keep):
+            return m.group(0)
+        return f"{m.group(1)}…{m.group(1)}" if m.group(1) else "…"
+
+    return _EXCERPT.sub(hide, message)
+
+
 def _toml_line(exc: tomllib.TOMLDecodeError) -> int | None:
     m = re.search(r"line (\d+)", str(exc))
     return int(m.group(1)) if m else None
+
+
+def path_outside(root: Path, rel: str) -> str | None:
+    """Why `rel`, a path pack.toml names, would leave the pack folder `root` (resolved), or
+    None when it stays inside: absolute, a `..` segment, or a symbolic link (the file, or
+    a folder on the way) whose target is outside."""
+    if "\0" in rel:
+        return "contains a NUL character"
+    parts = re.split(r"[\\/]", rel)
+    if rel.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", rel) or Path(rel).is_absolute():
+        return "is an absolute path"
+    if ".." in parts:
+        return "has a '..' segment"
+    try:
+        inside = (root / rel).resolve().is_relative_to(root)
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
+        return "cannot be resolved"
+    return None if inside else "is a symbolic link (or passes through one) to outside the pack folder"
+
+
+def _confine(pack: Pack, toml_path: Path, text: str) -> None:
+    """Every path pack.toml names, and every entry of the folders it names, stays inside
+    the pack folder (a third-party pack must not make membrane read other files)."""
+    files = pack.config.files
+    named: list[tuple[tuple[str, ...], str]] = [
+        (("files", label), value) for label in
+        ("ontology", "spine", "assertions", "references", "prompts", "chapter")
+        if isinstance(value := getattr(files, label), str)
+    ]
+    named += [(("ontology", "imports", iri), f) for iri, f in
+              pack.config.ontology.imports.items() if f != SKIP_IMPORT]
+    for loc, value in named:
+        why = path_outside(pack.root, value)
+        if why is not None:
+            what = f"maps {loc[-1]!r} to {value!r}, which" if loc[1] == "imports" else loc[-1]
+            raise PackError(
+                f"[{'.'.join(loc[:-1])}] {what} {why}: no such file in the pack folder (a "
+                "pack reads only its own files)",
+                file=toml_path, line=locate(key_lines(text), loc),
+                hint="name a file or folder inside the pack folder, relative to it (copy "
+                "the file in rather than linking to it)",
+            )
+    for folder in (pack.assertions_dir, pack.references_dir, pack.prompts_dir):
+        if not folder.is_dir():
+            continue
+        for entry in sorted(folder.iterdir()):
+            if path_outside(pack.root, str(entry.relative_to(pack.root))) is not None:
+                raise PackError(
+                    "a symbolic link to outside the pack folder: a pack reads only its own "
+                    "files", file=entry,
+                    hint="replace the link with a copy of the file",
+                )
 
 
 def load_pack(path: Path | str) -> Pack:
@@ -583,7 +665,8 @@ def load_pack(path: Path | str) -> Pack:
             hint="--pack takes a pack folder, e.g. packs/facility",
         )
     try:
-        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        text = toml_path.read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PackError(
             f"pack.toml does not parse: {exc}",
@@ -604,6 +687,7 @@ def load_pack(path: Path | str) -> Pack:
             hint=f"{len(exc.errors())} problem(s) in all; see the pack format in README.md",
         ) from exc
     pack = Pack(root=root.resolve(), config=config)
+    _confine(pack, toml_path, text)
     for label, p in (("ontology", pack.ontology_path), ("spine", pack.spine_path)):
         if not p.is_file():
             raise PackError(
@@ -634,4 +718,5 @@ def load_pack(path: Path | str) -> Pack:
             file=pack.root / chapter,
             hint=f"fix [files].chapter in {toml_path}",
         )
+    _confine(pack, toml_path, text)
     return pack

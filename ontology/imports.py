@@ -79,6 +79,13 @@ class _Resolver:
         segment = iri.rstrip("/#").rsplit("/", 1)[-1]
         local = p.parent / segment
         if segment and local.is_file():
+            if not local.resolve().is_relative_to(p.parent.resolve()):
+                raise PackError(
+                    f"owl:imports <{iri}> would be read from {segment}, a symbolic link to "
+                    "outside the ontology's folder", file=local,
+                    hint="replace the link with a copy of the imported ontology, or map the "
+                    "IRI in [ontology.imports] to a file inside the pack",
+                )
             return local
         raise PackError(
             f"owl:imports <{iri}> cannot be resolved offline: not in the pack's import map, "

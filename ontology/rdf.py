@@ -26,6 +26,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from harness.errors import PackError
+from harness.pack import redact_excerpts
 
 __all__ = ["ParsedFile", "Term", "Triple", "nt_term", "parse_file", "to_ntriples"]
 
@@ -57,10 +58,68 @@ def sniff(data: bytes) -> str:
     return "RDF/XML"
 
 
+_DOCTYPE = re.compile(rb"<!DOCTYPE\s+[^\s\[>]+\s*")
+_DECL = re.compile(
+    rb"""(?:<!--.*?-->|<\?.*?\?>|<!ENTITY\s+(%\s+)?([^\s>]+)\s+(?:"([^"]*)"|'([^']*)'|"""
+    rb"""(SYSTEM|PUBLIC)\b[^>]*)\s*>|<!(?:ELEMENT|ATTLIST|NOTATION)\b(?:"[^"]*"|'[^']*'|[^>"'])*>)""",
+    re.S)
+_SPACE = re.compile(rb"\s*")
+MAX_ENTITY_EXPANSION = 64 * 1024 * 1024  # bytes the entity references of one file may add
+
+
+def check_doctype(path: Path, data: bytes) -> None:
+    """Refuse what an XML DOCTYPE could make a parser fetch or expand without bound.
+
+    Allowed: internal general entities with literal values, the `&owl;` abbreviations
+    Protégé writes. Refused (a `PackError` with the line): an external DTD or entity
+    (`SYSTEM`/`PUBLIC`: never resolved), a parameter entity, an entity whose value refers
+    to another entity (the nesting of "billion laughs"), and references that would expand
+    the file by more than `MAX_ENTITY_EXPANSION` bytes in all."""
+    m = _DOCTYPE.search(data)
+    if m is None:
+        return
+
+    def refuse(at: int, what: str) -> PackError:
+        return PackError(f"the ontology's DOCTYPE {what}, which membrane does not read",
+                         file=path, line=data.count(b"\n", 0, at) + 1,
+                         hint="keep only plain <!ENTITY name \"text\"> abbreviations (as "
+                         "Protégé writes them), or save the ontology again without a DOCTYPE")
+
+    pos = m.end()
+    if data[pos:pos + 1] != b"[":
+        raise refuse(m.start(), "names an external DTD")
+    pos += 1
+    values: dict[bytes, int] = {}
+    while True:
+        pos = _SPACE.match(data, pos).end()  # type: ignore[union-attr]  # always matches
+        d = _DECL.match(data, pos)
+        if d is None:
+            if re.match(rb"\s*\]\s*>", data[pos:pos + 64]):
+                break
+            raise refuse(pos, "holds a declaration that cannot be read")
+        if d.group(1):
+            raise refuse(d.start(), "declares a parameter entity")
+        if d.group(5):
+            raise refuse(d.start(), f"declares an external entity ({d.group(5).decode()})")
+        if d.group(2) is not None:
+            value = d.group(3) if d.group(3) is not None else d.group(4) or b""
+            if b"&" in value or b"%" in value:
+                raise refuse(d.start(), "declares an entity that refers to other entities")
+            values[d.group(2)] = len(value)
+        pos = d.end()
+    grown = sum(n * data.count(b"&" + name + b";", pos) for name, n in values.items())
+    if grown > MAX_ENTITY_EXPANSION:
+        raise refuse(m.start(), f"expands its entities to {grown:,} bytes (more than "
+                     f"{MAX_ENTITY_EXPANSION:,})")
+
+
 def parse_file(path: Path, base_iri: str | None = None) -> ParsedFile:
-    """Parse `path`; a syntax error is a `PackError` naming the file, the line and the syntax."""
+    """Parse `path`; a syntax error is a `PackError` naming the file, the line and the syntax.
+    An XML file's DOCTYPE is checked first (`check_doctype`)."""
     data = path.read_bytes()
     fmt = sniff(data)
+    if fmt != "Turtle":
+        check_doctype(path, data)
     base = base_iri or path.resolve().as_uri()
     if fmt == "OWL/XML":
         return ParsedFile(path, fmt, tuple(_owlxml(path, data, base)))
@@ -70,7 +129,8 @@ def parse_file(path: Path, base_iri: str | None = None) -> ParsedFile:
                                                    rename_blank_nodes=True))
     except SyntaxError as exc:
         raise PackError(
-            f"the ontology does not parse as {fmt} (recognised by its content): {exc.msg}",
+            f"the ontology does not parse as {fmt} (recognised by its content): "
+            f"{redact_excerpts(exc.msg, data.decode('utf-8', 'replace'))}",
             file=path, line=exc.lineno,
             hint="membrane reads RDF/XML, Turtle, N-Triples and OWL/XML; fix the syntax there "
             "(the line is the parser's), or export the ontology again from Protégé",
@@ -105,7 +165,8 @@ def _owlxml(path: Path, data: bytes, base: str) -> list[Triple]:
     except Exception as exc:
         raise PackError(
             f"the ontology does not parse as OWL/XML (recognised by its content): "
-            f"{type(exc).__name__}: {str(exc)[:300]}",
+            f"{type(exc).__name__}: "
+            f"{redact_excerpts(str(exc)[:300], data.decode('utf-8', 'replace'))}",
             file=path,
             hint="fix the XML there, or save the ontology as RDF/XML or Turtle from Protégé",
         ) from exc

@@ -55,7 +55,7 @@ from typing import Any, Literal, cast
 
 import duckdb
 
-from effectors.ri_gate.ddl import Schema, error_line, first_message_line, quote
+from effectors.ri_gate.ddl import Schema, error_line, first_message_line, parse_message, quote
 from effectors.ri_gate.pool_tables import POOL_TABLE
 from harness.errors import PackError
 from harness.models import CRITIQUE_CODE_PATTERN
@@ -224,8 +224,8 @@ def _result_columns(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> 
     try:
         statements = duckdb.extract_statements(text)
     except duckdb.Error as exc:
-        raise PackError(f"assertion does not parse: {first_message_line(exc)}", file=path,
-                        line=error_line(exc)) from exc
+        raise PackError(f"assertion does not parse: {parse_message(probe, exc, text)}",
+                        file=path, line=error_line(exc)) from exc
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise PackError("an assertion must be exactly one SELECT statement", file=path,
                         hint="return the violating rows; no other statements")

@@ -19,6 +19,7 @@ from typing import Literal
 import duckdb
 
 from harness.errors import InfrastructureError, PackError
+from harness.pack import redact_excerpts
 
 __all__ = [
     "RESERVED_COLUMNS",
@@ -149,6 +150,13 @@ def first_message_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+def parse_message(con: duckdb.DuckDBPyConnection, exc: Exception, text: str) -> str:
+    """A syntax error's first line without the file's words (SQL keywords are kept)."""
+    keywords = frozenset(str(r[0]).lower() for r in
+                         con.execute("SELECT keyword_name FROM duckdb_keywords()").fetchall())
+    return redact_excerpts(first_message_line(exc), text, keywords)
+
+
 def _statement_lines(text: str, queries: list[str]) -> list[int]:
     """0-based line offsets where each parsed statement starts in `text` (best effort)."""
     lines: list[int] = []
@@ -173,7 +181,7 @@ def _run_statements(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> No
     try:
         statements = duckdb.extract_statements(text)
     except duckdb.Error as exc:
-        raise PackError(f"spine DDL does not parse: {first_message_line(exc)}", file=path,
+        raise PackError(f"spine DDL does not parse: {parse_message(con, exc, text)}", file=path,
                         line=error_line(exc), hint="fix the SQL syntax at that line") from exc
     if not statements:
         raise PackError("spine DDL declares no tables", file=path,
