@@ -72,6 +72,23 @@ def _words(phrases: Sequence[str]) -> str:
     return "|".join(r"\s+".join(map(re.escape, p.split())) for p in items)
 
 
+def _first_words(phrases: Sequence[str]) -> tuple[str, ...] | None:
+    """The lower-cased first words of `phrases` (None when one is not ASCII)."""
+    if not all(p.isascii() for p in phrases):
+        return None
+    return tuple(sorted({p.split()[0].lower() for p in phrases if p.strip()}))
+
+
+def _may_match(firsts: tuple[str, ...] | None, low: str | None) -> bool:
+    """Can a rule's regex (an IGNORECASE alternation of phrases whose lower-cased first words
+    are `firsts`) match in the sentence whose lower-cased text is `low`? Only where one of
+    those words occurs: in ASCII text lower-casing is what IGNORECASE compares by (`low`
+    None: the sentence is not ASCII, so the regex must be asked)."""
+    if low is None or firsts is None:
+        return True
+    return any(w in low for w in firsts)
+
+
 def _number(value: Cell) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -95,6 +112,10 @@ class _Rule:
         self.nouns = re.compile(rf"\b(?:{_words(a.nouns)})\b", re.IGNORECASE) if a.nouns else None
         self.more = re.compile(rf"\b(?:{_words(a.more)})\b", re.IGNORECASE) if a.more else None
         self.less = re.compile(rf"\b(?:{_words(a.less)})\b", re.IGNORECASE) if a.less else None
+        # per regex above: the lower-cased first words of its phrases, when every phrase is
+        # ASCII (`_may_match`); None: always search
+        self.firsts = {id(r): _first_words(p) for r, p in
+                       ((self.cues, a.cues), (self.more, a.more), (self.less, a.less)) if r}
         unit_words = _words(list(units))
         self.quantity = (
             re.compile(rf"(?<![\w.]){_NUM}[ \u00a0-]?({unit_words})(?!\w)", re.IGNORECASE)
@@ -234,10 +255,29 @@ class AggregateChecker:
         for si in hit:  # only the sentences with a cue or a comparison
             lo, hi = spans[si]
             named = list(anchors[bisect_left(starts, lo):bisect_left(starts, hi)])
+            text = prose[lo:hi]
+            low = text.lower() if text.isascii() else None
+            found: dict[int, bool] = {}  # a cue regex -> found in the sentence (rules share one)
+            view: tuple[str, dict[int, int]] | None = None  # the sentence's numeric view
             for rule in self.rules:
                 if rule.kind == "compare":
-                    out += self._compare(artifact, prose, rule, (lo, hi), named, rows_of)
-                elif rule.cues is not None and rule.cues.search(prose, lo, hi):
+                    out += self._compare(artifact, prose, rule, (lo, hi), named, rows_of, low)
+                    continue
+                cues = rule.cues
+                if cues is None:
+                    continue
+                hit_here = found.get(id(cues))
+                if hit_here is None:
+                    hit_here = found[id(cues)] = _may_match(rule.firsts[id(cues)], low) \
+                        and cues.search(prose, lo, hi) is not None
+                if not hit_here:
+                    continue
+                if rule.kind == "count":  # "five assets": the rows of the table
+                    if not named and rule.nouns is not None:
+                        view = view or numeric_view(text)
+                        out += self._count(prose, rule, (lo, hi),
+                                           len(artifact.tables.get(rule.table, [])), view)
+                else:
                     out += self._whole(artifact, prose, rule, (lo, hi), named, rows_of)
         return out
 
@@ -253,8 +293,6 @@ class AggregateChecker:
         rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
     ) -> list[AggregateMismatch]:
         rows = artifact.tables.get(rule.table, [])
-        if rule.kind == "count":
-            return [] if named else self._count(prose, rule, sentence, len(rows))
         if rule.quantity is None:
             return []
         ents, keyed = rows_of.get(rule.table, ({}, {}))
@@ -288,13 +326,19 @@ class AggregateChecker:
         return out
 
     def _count(
-        self, prose: str, rule: _Rule, sentence: tuple[int, int], count: int
+        self,
+        prose: str,
+        rule: _Rule,
+        sentence: tuple[int, int],
+        count: int,
+        numeric: tuple[str, dict[int, int]],
     ) -> list[AggregateMismatch]:
-        """ "five assets" where the table has another number of rows."""
+        """ "five assets" where the table has another number of rows (`numeric`: the
+        sentence's `numeric_view`)."""
         if rule.nouns is None:
             return []
-        lo, hi = sentence
-        view, moved = numeric_view(prose[lo:hi])
+        lo, _ = sentence
+        view, moved = numeric
         out = []
         for m in rule.nouns.finditer(view):
             n = _COUNT.search(view, max(0, m.start() - 12), m.start())
@@ -336,13 +380,18 @@ class AggregateChecker:
         sentence: tuple[int, int],
         named: list[Anchor],
         rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
+        low: str | None = None,
     ) -> list[AggregateMismatch]:
+        """`low`: the sentence lower-cased when it is ASCII (else None)."""
         lo, hi = sentence
+        out: list[AggregateMismatch] = []
+        if not any(r is not None and _may_match(rule.firsts[id(r)], low)
+                   for r in (rule.more, rule.less)):
+            return out
         ents, keyed = rows_of.get(rule.table, ({}, {}))
         rows = artifact.tables.get(rule.table, [])
-        out = []
         for regex, sign in ((rule.more, 1), (rule.less, -1)):
-            if regex is None:
+            if regex is None or not _may_match(rule.firsts[id(regex)], low):
                 continue
             for m in regex.finditer(prose, lo, hi):
                 before = [a for a in named if a[1] <= m.start()]
