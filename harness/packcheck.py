@@ -60,6 +60,7 @@ from harness.pack import (
     ProseRelation,
     ProseSettings,
     TableBinding,
+    path_outside,
 )
 from harness.pools import Pools
 from harness.saferegex import compile_safe
@@ -192,6 +193,8 @@ class _Checker:
         if raw is None:
             return
         config = self._config(raw)
+        if self._outside():  # nothing outside the pack folder is read
+            return
         self._files()
         self._spine()
         pack = self._pack(config)
@@ -342,6 +345,34 @@ class _Checker:
                                  f"prose: {item.column!r} through {ref!r}: not an id column of "
                                  "another table", loc=("prose", field_, i, "through"),
                                  fix="`through` names id columns (TABLE.COLUMN) of other tables")
+
+    def _outside(self) -> bool:
+        """Paths that leave the pack folder (as `load_pack` refuses them); True if any."""
+        files: PackFiles | None = self.parts.get("files")
+        settings: OntologySettings | None = self.parts.get("ontology")
+        named: list[tuple[KeyPath, str]] = [(("files", k), getattr(files, k)) for k in
+                 ("ontology", "spine", "assertions", "references", "prompts", "chapter")
+                 if files is not None and getattr(files, k) is not None]
+        named += [(("ontology", "imports", iri), f) for iri, f in
+                  (settings.imports if settings else {}).items() if f != SKIP_IMPORT]
+        root, found = self.root.resolve(), False
+        for loc, value in named:
+            why = path_outside(root, value)
+            if why is not None:
+                found = True
+                self.add("error", "file-outside", f"[{loc[0]}] {loc[-1]!s} = {value!r} {why}",
+                         loc=loc, fix="name a file or folder inside the pack folder, "
+                         "relative to it (copy the file in rather than linking to it)")
+        for label in ("assertions", "references", "prompts"):
+            folder = self.root / getattr(files, label) if files is not None else None
+            if found or folder is None or not folder.is_dir():
+                continue
+            for entry in sorted(folder.iterdir()):
+                if path_outside(root, str(entry.relative_to(self.root))) is not None:
+                    found = True
+                    self.add("error", "file-outside", "a symbolic link to outside the pack "
+                             "folder", file=entry, fix="replace the link with a copy of the file")
+        return found
 
     def _files(self) -> None:
         files: PackFiles | None = self.parts.get("files")

@@ -330,3 +330,24 @@ def test_an_import_found_by_name_inside_the_folder_is_read(tmp_path: Path) -> No
     )
     os.symlink("real.ttl", d / "bacnet")
     assert len(closure(d / "main.ttl", {}).files) == 2
+
+
+@pytest.mark.parametrize("how", ["absolute", "symlink"])
+def test_pack_check_reports_a_path_leaving_the_pack_and_reads_nothing_there(
+    tmp_path: Path, secret: Path, how: str
+) -> None:
+    from harness.packcheck import check_pack
+
+    pack = _pack(tmp_path)
+    if how == "absolute":
+        line = _set(pack, "files", "spine", str(secret))
+    else:
+        (pack / "references" / "stolen.txt").symlink_to(secret)
+    report = check_pack(pack)
+    (problem,) = [p for p in report.errors if p.code == "file-outside"]
+    if how == "absolute":
+        assert (problem.file, problem.line) == ("pack.toml", line)
+    else:
+        assert problem.file.endswith("stolen.txt")
+    shown = str(report.as_dict())
+    assert "wJalr" not in shown and "aws_secret" not in shown
