@@ -209,7 +209,7 @@ def _rows(cls: type[BaseModel], section: str) -> Iterator[tuple[str, str, list[s
             continue
         if origin is list and args and _is_model(args[0]):
             key = f"{section}.{name}" if section else name
-            nested.append((f"[{key}]", args[0]))
+            nested.append((f"[[{key}]]", args[0]))
             continue
         comment = comments.get(name, "").replace("|", "\\|")
         own.append(
