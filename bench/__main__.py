@@ -20,6 +20,7 @@ BENCHES = {
     "serve": "bench.serve",
     "corrections": "bench.corrections",
     "class_columns": "bench.class_columns",
+    "e2e": "bench.e2e",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
 
@@ -34,9 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("name", choices=sorted(BENCHES))
     p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--n", type=int, metavar="N", help="corpus size, for benchmarks that take one")
     args = p.parse_args(argv)
     module = importlib.import_module(BENCHES[args.name])
-    result = module.run(quick=args.quick)
+    result = module.run(quick=args.quick, **({"n": args.n} if args.n else {}))
     result["at"] = datetime.now(UTC).isoformat(timespec="seconds")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with open(RESULTS, "a", encoding="utf-8") as fh:

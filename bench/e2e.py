@@ -1,0 +1,257 @@
+"""`membrane batch` end to end (issue 16, issue 22): the benchmark corpus
+(`bench.corpus.artifacts(n, defect_rate=0.5, seed=3)`, n = 2,000 by default, `--n 20000`),
+the facility pack, the offline proposer, the closing report on.
+
+Each step runs in a child process of its own, as a user runs it, so start-up is real and
+each peak RSS is that process's (`os.wait4`; the HermiT JVM is a grandchild, not counted):
+
+1. the batch into a fresh workspace (`api.run_batch(..., report=True)`), timed by stage;
+2. `membrane report` on the finished workspace (the recorded report);
+3. a rerun of the same corpus with nothing to do (with the report, then without).
+
+Stages: the batch's functions are wrapped with timers in the child (start-up = imports;
+session = pack, pools and gates; corpus = reading, checking and hashing every line;
+each gate's `judge`; the proposer; commit = the COMMIT effector's writes and ledger row;
+trace = every trace append and fsync; ledger = the runs' start and finish transactions;
+view = `current/corpus.jsonl` rebuilds; learning = the cycle and lessons after the batch;
+report). `harness_share` is the share of the batch's wall time outside gate and proposer
+calls. CPU seconds (user + system of the child) are given next to wall seconds: the cores
+are shared, so compare CPU figures across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PACK = ROOT / "packs" / "facility"
+N_DEFAULT, N_QUICK = 2000, 120
+
+
+class _Proxy:
+    """An object's attributes, any of which a timer may shadow."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
+    """Wrap the batch's functions with timers adding to `stages`; sessions go to `opened`."""
+    from effectors.commit import Committer
+    from harness import api, driver
+    from harness.learning import report as learn_report
+    from harness.ledger import Ledger
+    from harness.trace.chain import TraceWriter
+
+    active: set[str] = set()  # a stage inside itself (close() calling sync()) counts once
+
+    def timed(owner: Any, name: str, stage: str) -> None:
+        fn = getattr(owner, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if stage in active:
+                return fn(*args, **kwargs)
+            active.add(stage)
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                active.discard(stage)
+                stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - start
+
+        setattr(owner, name, wrapper)
+
+    real_open = api.open_session
+
+    def open_session(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        session = real_open(*args, **kwargs)
+        stages["session"] = stages.get("session", 0.0) + time.perf_counter() - start
+        gates: dict[Any, Any] = session.engines.gates  # type: ignore[assignment]
+        for key, gate in list(gates.items()):
+            gates[key] = _Proxy(gate)  # some gates are frozen dataclasses
+            timed(gates[key], "judge", gate.name)
+        timed(session.engines.proposer, "propose", "proposer")
+        opened.append(session)
+        return session
+
+    api.open_session = open_session
+    timed(api.Session, "batch", "corpus")
+    timed(api, "recover", "recover")
+    timed(api, "recorded_or_reaudit", "report")
+    timed(api, "learn_report_data", "report")
+    timed(api, "_teach", "learning")
+    timed(learn_report, "run_cycle", "learning")
+    timed(driver, "rebuild_view", "view")
+    for name in ("append", "sync", "close"):
+        timed(TraceWriter, name, "trace")
+    for name in ("commit", "hold"):
+        timed(Committer, name, "commit")
+    for name in ("start_runs", "finish_runs"):
+        timed(Ledger, name, "ledger")
+
+
+def _child_batch(corpus: Path, ws: Path, report: bool) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    from harness import api
+
+    stages: dict[str, float] = {"startup": time.perf_counter() - t0}
+    opened: list[Any] = []
+    _instrument(stages, opened)
+    memos: dict[str, int] = {}
+    start = time.perf_counter()
+    result = api.run_batch(ws, corpus, PACK, report=report)
+    batch_s = time.perf_counter() - start
+    for session in opened:
+        for gate in session.engines.gates.values():
+            inner = getattr(gate, "_inner", gate)
+            for memo in ("_cell_memo", "_plan_memo", "_row_memo"):
+                if hasattr(inner, memo):
+                    memos[f"{gate.name}.{memo}"] = len(getattr(inner, memo))
+        memos["agenda.memo"] = len(session.engines.agenda._rs.memo)
+    return {
+        "batch_s": batch_s,
+        "runs": len(result.runs),
+        "skipped": len(result.skipped),
+        "committed": sum(1 for r in result.runs if r.state == "COMMITTED"),
+        "stages": stages,
+        "memo_entries": memos,
+        "report_source": result.report.source if result.report else None,
+    }
+
+
+def _child_report(ws: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    from harness import api
+
+    imported = time.perf_counter()
+    rep = api.run_report(ws)
+    return {
+        "startup_s": imported - t0,
+        "report_s": time.perf_counter() - imported,
+        "source": rep.source,
+    }
+
+
+def _spawn(*args: str) -> tuple[dict[str, Any], float, float, float]:
+    """(the child's JSON, wall s, CPU s, peak RSS MB) of `python -m bench.e2e ARGS`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.e2e", *args], cwd=ROOT, stdout=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench.e2e {' '.join(args)} exited {proc.returncode}")
+    data: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return data, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _disk(ws: Path) -> dict[str, int]:
+    """Bytes on disk (allocated blocks) per top-level folder of the workspace."""
+    out: dict[str, int] = {}
+    for dirpath, _dirs, files in os.walk(ws):
+        top = Path(dirpath).relative_to(ws).parts
+        key = top[0] if top else "."
+        if key == ".membrane" and len(top) > 1:
+            key = f".membrane/{top[1]}"
+        for f in files:
+            try:
+                out[key] = out.get(key, 0) + os.lstat(os.path.join(dirpath, f)).st_blocks * 512
+            except FileNotFoundError:
+                continue
+    return out
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run(quick: bool = False, n: int | None = None) -> dict[str, Any]:
+    import orjson
+
+    from bench.corpus import artifacts
+
+    n = n or (N_QUICK if quick else N_DEFAULT)
+    load_before = _load()
+    with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
+        corpus = Path(tmp) / "corpus.jsonl"
+        with open(corpus, "wb") as fh:
+            for a in artifacts(n, defect_rate=0.5, seed=3):
+                fh.write(orjson.dumps(a.model_dump(mode="json")) + b"\n")
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        batch, wall, cpu, rss = _spawn("batch", str(corpus), str(ws), "report")
+        report, report_wall, report_cpu, report_rss = _spawn("report", str(ws))
+        rerun, rerun_wall, rerun_cpu, rerun_rss = _spawn("batch", str(corpus), str(ws), "report")
+        _quiet, quiet_wall, quiet_cpu, quiet_rss = _spawn("batch", str(corpus), str(ws), "none")
+        disk = _disk(ws)
+    stages = batch["stages"]
+    judged = sum(stages.get(g, 0.0) for g in ("value_gate", "ri_gate", "prose_gate"))
+    outside = batch["batch_s"] - judged - stages.get("proposer", 0.0)
+    known = sum(v for k, v in stages.items() if k != "startup")
+    stages["other"] = max(0.0, batch["batch_s"] - known)
+    biggest = max((k for k in stages if k != "other"), key=lambda k: stages[k])
+    total_disk = sum(disk.values())
+    return {
+        "name": "e2e",
+        "params": {"artifacts": n, "defect_rate": 0.5, "seed": 3, "pack": "facility"},
+        "figures": {
+            "artifacts_per_s": round(n / wall, 2),
+            "artifacts_per_cpu_s": round(n / cpu, 2),
+            "batch_wall_s": round(wall, 2),
+            "batch_cpu_s": round(cpu, 2),
+            "harness_share": round(outside / batch["batch_s"], 4),
+            "stage_s": {k: round(v, 3) for k, v in sorted(stages.items())},
+            "biggest_stage": biggest,
+            "report_s": round(report["report_s"], 3),
+            "report_process_wall_s": round(report_wall, 2),
+            "report_process_cpu_s": round(report_cpu, 2),
+            "report_peak_rss_mb": round(report_rss, 1),
+            "report_source": report["source"],
+            "rerun_s": round(rerun_wall, 2),
+            "rerun_cpu_s": round(rerun_cpu, 2),
+            "rerun_stage_s": {k: round(v, 3) for k, v in sorted(rerun["stages"].items())},
+            "rerun_no_report_s": round(quiet_wall, 2),
+            "rerun_no_report_cpu_s": round(quiet_cpu, 2),
+            "peak_rss_mb": round(rss, 1),
+            "rerun_peak_rss_mb": round(max(rerun_rss, quiet_rss), 1),
+            "disk_bytes_per_artifact": round(total_disk / n),
+            "disk_bytes_per_artifact_by_folder": {k: round(v / n) for k, v in sorted(disk.items())},
+            "memo_entries": batch["memo_entries"],
+            "committed": batch["committed"],
+            "runs": batch["runs"],
+            "rerun_skipped": rerun["skipped"],
+            "load_before": load_before,
+            "load_after": _load(),
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    """The child side: `batch CORPUS WS report|none` or `report WS`; one JSON line out."""
+    if argv[0] == "batch":
+        out = _child_batch(Path(argv[1]), Path(argv[2]), argv[3] == "report")
+    elif argv[0] == "report":
+        out = _child_report(Path(argv[1]))
+    else:
+        raise SystemExit(f"unknown step {argv[0]!r}")
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
