@@ -485,6 +485,54 @@ def _sql(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+_PLACEHOLDERS = (
+    "TBD",
+    "TBC",
+    "TODO",
+    "N/A",
+    "NA",
+    "n.a.",
+    "unknown",
+    "none",
+    "null",
+    "-",
+    "?",
+    "...",
+    "xxx",
+    "placeholder",
+    "lorem ipsum",
+    "",
+)
+_PLACEHOLDER_PATTERNS = (
+    r"^\s*$",
+    r"^\[.*\]$",
+    r"^<.*>$",
+    r"^\{.*\}$",
+    r"(?i)\blorem\b",
+    r"(?i)^to be (determined|confirmed)$",
+    r"(?i)^insert\b",
+)
+
+
+_ALWAYS = frozenset(
+    {
+        "TBD",
+        "TBC",
+        "TODO",
+        "N/A",
+        "n.a.",
+        "...",
+        "xxx",
+        "placeholder",
+        "lorem ipsum",
+        "",
+        r"^\s*$",
+        r"(?i)\blorem\b",
+        r"(?i)^to be (determined|confirmed)$",
+    }
+)
+
+
 @dataclass
 class _Plan:
     """Names the sample's tables and columns get in the pack."""
@@ -504,10 +552,30 @@ class _Plan:
                     self.prop[(t.name, c.name)] = "has" + _ident(c.name, "Column", used)
 
 
+def _placeholders(sample: Sample) -> tuple[list[str], list[str]]:
+    """The usual placeholders and placeholder patterns, less those a sample value is
+    ("NA", "none", "unknown", "[...]" may be real values); those that never are ("TBD",
+    "lorem ipsum", an empty cell) stay, and a sample holding them is refused."""
+    values = {
+        v.strip().casefold()
+        for a in sample.artifacts
+        for rows in a.tables.values()
+        for row in rows
+        for v in row.values()
+        if isinstance(v, str)
+    }
+    words = [p for p in _PLACEHOLDERS if p in _ALWAYS or p.casefold() not in values]
+    patterns = [
+        p for p in _PLACEHOLDER_PATTERNS if p in _ALWAYS or not any(re.search(p, v) for v in values)
+    ]
+    return words, patterns
+
+
 def _sample_toml(
     plan: _Plan, name: str, namespace: str, source: str, prose: bool, fields: list[str]
 ) -> str:
     s = plan.sample
+    placeholders, patterns = _placeholders(s)
     out = [
         f"# A membrane pack written by `membrane pack new --from-sample` from {_q(source)[1:-1]}.",
         "# `membrane pack check .` says what is wrong with it (file:line and a fix), "
@@ -578,7 +646,10 @@ def _sample_toml(
         "max_attempts = 4                # the input counts as attempt 1",
         "require_approval = false        # true: every passing run waits in `membrane review list`",
         "spot_check = 0.0                # the share of passing runs held for a person anyway",
-        'placeholders = ["TBD", "N/A", "-", ""]  # cells that are never a value',
+        "# cells that are never a value (NA, none, unknown, [...] ... are left out when the",
+        "# sample holds them as values)",
+        "placeholders = [" + ", ".join(_q(p) for p in placeholders) + "]",
+        "placeholder_patterns = [" + ", ".join(f"'{p}'" for p in patterns) + "]",
         "",
         "# [bounds.rows]                 # rows per artifact and table (ri.row_count)",
         "# TABLE = { min = 1, max = 50 }",

@@ -208,3 +208,20 @@ def test_any_sample_is_profiled_or_refused_with_a_line(
         for c in t.columns.values():
             assert c.kind in ("id", "object", "data", "text")
             assert not (c.strings and c.numbers) and c.first_bool is None
+
+
+def test_the_placeholders_leave_out_what_the_sample_holds(tmp_path: Path) -> None:
+    import tomllib
+
+    from harness.packnew import sample_skeleton
+
+    rows = [
+        {"id": "1", "state": "unknown", "tag": "[draft]"},
+        {"id": "2", "state": "ok", "tag": "x"},
+    ]
+    s = read_sample(_write(tmp_path / "s.jsonl", [_art(1, rows)]))
+    files, _plan = sample_skeleton(tmp_path / "p", s)
+    policy = tomllib.loads(files["pack.toml"])["policy"]
+    assert "unknown" not in policy["placeholders"] and "TBD" in policy["placeholders"]
+    assert r"^\[.*\]$" not in policy["placeholder_patterns"]
+    assert r"^<.*>$" in policy["placeholder_patterns"]
