@@ -16,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,13 +179,17 @@ class Config(BaseModel):
     learning: LearningConfig = Field(default_factory=LearningConfig)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """temp file, fsync, os.replace, fsync of the folder: all or nothing."""
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """temp file, fsync, os.replace, fsync of the folder: all or nothing. `data` may be
+    an iterable of chunks, written as they come (a big file is never whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                fh.writelines(data)
             fh.flush()
             os.fsync(fh.fileno())
     except OSError as exc:  # a full disk, say: no half file left, and the error names it
@@ -192,6 +197,10 @@ def atomic_write(path: Path, data: bytes) -> None:
             tmp.unlink(missing_ok=True)
         if exc.filename is None:
             raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
+    except BaseException:  # the chunks' producer failed (a tampered file): no half file
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise
     os.replace(tmp, path)
     fd = os.open(path.parent, os.O_RDONLY)
@@ -270,16 +279,31 @@ class Workspace:
         if not self.config_path.is_file():
             return Config()
         try:
-            raw = tomllib.loads(self.config_path.read_text(encoding="utf-8"))
+            text = self.config_path.read_text(encoding="utf-8")
+            raw = tomllib.loads(text)
             return Config.model_validate(raw)
-        except tomllib.TOMLDecodeError as exc:
+        except UnicodeDecodeError as exc:
             raise ConfigError(
-                f"does not parse: {exc}", file=self.config_path, hint="fix the TOML syntax"
+                "is not UTF-8 text", file=self.config_path, hint="save it as UTF-8"
+            ) from exc
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise ConfigError(
+                f"does not parse: {exc}",
+                file=self.config_path,
+                line=int(m.group(1)) if m else None,
+                hint="fix the TOML syntax at that line",
             ) from exc
         except ValidationError as exc:
+            from harness.tomllines import key_lines, locate
+
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"invalid `{where}`: {first['msg']}", file=self.config_path) from exc
+            raise ConfigError(
+                f"invalid `{where}`: {first['msg']}",
+                file=self.config_path,
+                line=locate(key_lines(text), first["loc"]),
+            ) from exc
 
     def busy(self) -> bool:
         """Whether a writer (a batch, a review act) holds the workspace right now."""
