@@ -373,12 +373,37 @@ def _is_fk(artifacts: list[Artifact], child: str, column: str, parent: str, key:
     return found
 
 
+def _no_case_twins(path: Path, tables: dict[str, TableProfile]) -> None:
+    """Two tables, or two columns of a table, whose names differ only in case are one name
+    to the spine's database (DuckDB matches identifiers without case)."""
+    groups: list[tuple[str, list[tuple[str, int]]]] = [
+        ("table", [(t.name, t.first_line) for t in tables.values()])
+    ]
+    groups += [
+        (f"column of {t.name!r}", [(c.name, c.first_line) for c in t.columns.values()])
+        for t in tables.values()
+    ]
+    for what, names in groups:
+        seen: dict[str, str] = {}
+        for name, line in names:
+            other = seen.setdefault(name.casefold(), name)
+            if other != name:
+                raise CorpusError(
+                    f"{what} {name!r} differs only in case from {other!r}: the spine's "
+                    "database would take them for one",
+                    file=path,
+                    line=line,
+                    hint="rename one of them in the sample",
+                )
+
+
 def read_sample(path: Path) -> Sample:
     """The sample's artifacts and the profile of its tables; a `CorpusError` (file:line)
     for the first problem, with up to five bad lines quoted when there are several."""
     path = Path(path)
     artifacts, lines = _read(path)
     tables = _profile(artifacts, lines)
+    _no_case_twins(path, tables)
     if not any(t.rows for t in tables.values()):
         raise CorpusError(
             "the sample has no table with a row",

@@ -86,6 +86,11 @@ def test_bad_lines_are_all_counted_and_the_first_named(tmp_path: Path) -> None:
         ([_art(1, [{"k": "x", "v": "bell\x07"}])], 1, "cell items[0].v holds a control character"),
         ([_art(1, [{"k": "x"}, {"k": "x"}])], 1, "table 'items' has no column that is non-null"),
         (
+            [_art(1, [{"k": "x", "Name": "a"}]), _art(2, [{"k": "y", "name": "b"}])],
+            2,
+            "column of 'items' 'name' differs only in case from 'Name'",
+        ),
+        (
             ['{"id": "a", "tables": {"t": [{"k": "x", "n": 1e400}]}}'],
             1,
             "cell t[0].n is a number too large for a float (inf)",
