@@ -67,6 +67,15 @@ class ValueShapes:
                     iri = index.property_iris.get(col.property, col.property)
                     bound.setdefault(table, set()).add(iri)
                     self._columns.setdefault((table, iri), []).append((name, col.kind))
+        ns = pack.config.ontology.namespace
+        self._roots = {
+            (t, n): r
+            for t, b in pack.tables.items()
+            for n, col in b.columns.items()
+            if col.kind == "class"
+            and col.root
+            and (r := self.pools.root_class(col.root, ns)) is not None
+        }
         self.shapes = shapes.bind({t: self._possible(t) for t in pack.tables}, bound)
 
     @classmethod
@@ -103,13 +112,9 @@ class ValueShapes:
     def _possible(self, table: str) -> set[str]:
         """Every class IRI a row of `table` may be typed by."""
         out = self._closed(self._row_key(table)) | {self.index.row_class_iris[table]}
-        for col in self.pack.tables[table].columns.values():
+        for name, col in self.pack.tables[table].columns.items():
             if col.kind == "class":
-                root = (
-                    self.pools.root_class(col.root, self.pack.config.ontology.namespace)
-                    if col.root
-                    else None
-                )
+                root = self._roots.get((table, name))
                 under = [
                     k for k in self.pools.classes if root is None or self.pools.is_under(k, root)
                 ]
@@ -125,8 +130,15 @@ class ValueShapes:
             raw = row.get(name)
             if raw is None or raw == "":
                 continue
-            if col.kind == "class":
-                types |= self._closed(self.pools.resolve_class(raw))
+            if col.kind == "class":  # typed by an admitted class only, as the reasoner is
+                cls = self.pools.resolve_class(raw)
+                root = self._roots.get((table, name))
+                if (
+                    cls is not None
+                    and not self.pools.classes[cls].unsatisfiable
+                    and (root is None or self.pools.is_under(cls, root))
+                ):
+                    types |= self._closed(cls)
                 continue
             if not col.property or col.kind not in ("object", "data", "text"):
                 continue

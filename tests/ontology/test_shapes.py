@@ -58,6 +58,9 @@ _SHAPES = """@prefix : <http://ex.org/plant#> .
 :PumpPlace a sh:NodeShape ;
   sh:targetClass :Pump ;
   sh:property [ sh:path :hasLocation ; sh:or ( [ sh:class :Room ] [ sh:class :Site ] ) ] .
+:MediumShape a sh:NodeShape ;
+  sh:targetClass :Medium ;
+  sh:property [ sh:path :hasMedium ; sh:maxCount 0 ] .
 :Unbound a sh:NodeShape ;
   sh:targetClass :Equipment ;
   sh:property [ sh:path :serialNumber ; sh:minCount 1 ] .
@@ -150,6 +153,7 @@ def test_each_constraint_kind_is_a_typed_critique_on_its_cell(gate: ValueGate) -
                 _row("P4", "Pump", "room1", "water", 900),  # sh:maxInclusive 500
                 _row("P5", "Pump", "room1", "water", "lots"),  # sh:datatype xsd:decimal
                 _row("P6", "Pump", "water", "water"),  # sh:class Room, and sh:or (Room | Site)
+                _row("X7", "Medium", None, "steam"),  # outside the root: the row is no Equipment
             ]
         },
     )
@@ -164,6 +168,11 @@ def test_each_constraint_kind_is_a_typed_critique_on_its_cell(gate: ValueGate) -
     assert ("power", 4, "900", "error") in found
     assert ("power", 5, "lots", "error") in found
     assert found.count(("location", 6, "water", "error")) == 2
+    assert not [f for f in found if f[1] == 7]
+    assert gate._shapes is not None  # the row is RDF as the reasoner sees it: not a Medium
+    node = gate._shapes._node((0, "equipment", 7), "equipment", bad.tables["equipment"][7])
+    assert EX + "Medium" not in node.types and EX + "Row" in node.types
+    assert any(c.code == "value.outside_root" and c.location.row == 7 for c in v.critiques)
     assert ("location", 1, "campus", "error") in found and found.count(
         ("location", 1, "campus", "error")
     ) == 1  # a Site passes the sh:or
