@@ -20,6 +20,7 @@ BENCHES = {
     "serve": "bench.serve",
     "corrections": "bench.corrections",
     "class_columns": "bench.class_columns",
+    "ontology": "bench.ontology",
     "e2e": "bench.e2e",
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "results.jsonl"
