@@ -114,7 +114,8 @@ class Pools(BaseModel):
     _ambiguous: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
     _by_iri: dict[str, str] = PrivateAttr(default_factory=dict)
     _roots: dict[str, tuple[tuple[str, ...], dict[str, str]]] = PrivateAttr(default_factory=dict)
-    _grams: dict[str, list[tuple[str, frozenset[str]]]] = PrivateAttr(default_factory=dict)
+    _grams: dict[str, tuple[dict[str, list[str]], dict[str, int]]] = PrivateAttr(
+        default_factory=dict)
     _class_index: tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]] | None = (
         PrivateAttr(default=None))
 
@@ -255,17 +256,29 @@ class Pools(BaseModel):
 
     def nearest_classes(self, text: str, root: str, n: int = 3) -> list[str]:
         """The valid classes under `root` whose labels (or fragments) are nearest `text`:
-        difflib's ratio over the 32 names sharing most character trigrams with it (difflib
+        difflib's ratio over the 12 names sharing most character trigrams with it (difflib
         over all of Brick's ~1,000 names under a root cost ~50 ms a cell)."""
         names = self._valid(root)[1]
         query = normalize_label(text.replace("_", " "))
         grams = _trigrams(query)
-        grammed = self._grams.get(root)
-        if grammed is None:
-            grammed = self._grams[root] = [(k, _trigrams(k)) for k in names]
-        shortlist = heapq.nlargest(32, grammed, key=lambda kg: len(grams & kg[1]) / (
-            len(grams | kg[1]) or 1))
-        close = difflib.get_close_matches(query, [k for k, _ in shortlist], n=4 * n, cutoff=0.5)
+        index = self._grams.get(root)
+        if index is None:  # trigram -> the names holding it, and each name's trigram count
+            postings: dict[str, list[str]] = {}
+            sizes: dict[str, int] = {}
+            for k in names:
+                kg = _trigrams(k)
+                sizes[k] = len(kg)
+                for g in kg:
+                    postings.setdefault(g, []).append(k)
+            index = self._grams[root] = (postings, sizes)
+        postings, sizes = index
+        hits: dict[str, int] = {}
+        for g in grams:
+            for k in postings.get(g, ()):
+                hits[k] = hits.get(k, 0) + 1
+        shortlist = heapq.nlargest(  # Jaccard similarity of the trigram sets
+            12, hits, key=lambda k: hits[k] / (len(grams) + sizes[k] - hits[k]))
+        close = difflib.get_close_matches(query, shortlist, n=4 * n, cutoff=0.5)
         return list(dict.fromkeys(names[k] for k in close))[:n]
 
     def class_label(self, cls: str) -> str:
