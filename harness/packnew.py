@@ -402,9 +402,11 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def _place(root: Path, build: Callable[[Path], None]) -> None:
-    """Build the pack in a temporary folder beside `root`, then rename it to `root` (an
-    empty `root` is replaced; a full one, with --force, gets the files copied over)."""
-    parent = root.absolute().parent
+    """Build the pack in a temporary folder beside `root`, then rename it to `root`. An
+    empty `root` (the current folder, say) keeps its inode: the entries are renamed into
+    it; a full one, with --force, gets the files copied over."""
+    root = Path(os.path.abspath(root))  # "." and ".." resolved, symlinks kept
+    parent = root.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.new-", dir=parent))
@@ -416,9 +418,10 @@ def _place(root: Path, build: Callable[[Path], None]) -> None:
         build(tmp)
         if root.is_dir() and any(root.iterdir()):  # --force
             shutil.copytree(tmp, root, dirs_exist_ok=True)
+        elif root.is_dir():
+            for entry in sorted(tmp.iterdir()):
+                os.rename(entry, root / entry.name)
         else:
-            if root.is_dir():
-                root.rmdir()
             os.rename(tmp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -254,3 +254,16 @@ def test_a_sample_the_pools_cannot_admit_leaves_no_folder(
         "value.placeholder at items[2].kind" in err
     ), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_new_in_the_current_empty_folder_keeps_it_and_leaves_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "shop"
+    here.mkdir()
+    inode = here.stat().st_ino
+    monkeypatch.chdir(here)
+    assert main(["pack", "new", "."]) == 0
+    assert here.stat().st_ino == inode  # the shell's folder, not a new one in its place
+    assert (here / "pack.toml").read_text(encoding="utf-8").count('name = "shop"') == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["shop"]
