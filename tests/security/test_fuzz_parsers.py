@@ -111,7 +111,7 @@ def test_any_corpus_is_artifacts_and_line_errors(
     path.write_bytes(b"\n".join(lines) + b"\n")
     read = read_corpus(path, facility)
     numbered = [n for n, raw in enumerate(lines, start=1) if raw.strip()]
-    assert sorted(read.lines + [e.line or 0 for e in read.errors]) == numbered
+    assert sorted([n or 0 for n in read.lines] + [e.line or 0 for e in read.errors]) == numbered
     for err in read.errors:
         assert err.file == str(path) and err.line in numbered and err.message
 
