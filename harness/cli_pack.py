@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.output import EXIT_INPUT, EXIT_OK, emit_json
 
 __all__ = ["COMMANDS", "add_commands", "run"]
@@ -57,6 +59,12 @@ def add_commands(sub: Any, common: argparse.ArgumentParser, command: Builder) ->
         metavar="TABLES.jsonl",
         help="write the pack from good artifacts (the corpus format): their tables, columns "
         "and keys, the spine, pools and the axioms `pack derive` admits, tests from them",
+    )
+    n.add_argument(
+        "--llm",
+        action="store_true",
+        help="with --from-sample: also ask the model of membrane.toml's [llm] for candidate "
+        "axioms, gated like the others (as `pack derive --llm`)",
     )
     n.add_argument(
         "--force",
@@ -114,7 +122,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     if args.pack_command == "test":
         return _test(args)
     if args.pack_command == "new":
-        return _new(args)
+        return _new(args, root)
     if args.pack_command == "derive":
         return _derive(args, root)
     raise AssertionError(args.pack_command)  # pragma: no cover
@@ -149,15 +157,41 @@ def _test(args: argparse.Namespace) -> int:
     return EXIT_TESTS_FAILED if report.failed else EXIT_OK
 
 
-def _new(args: argparse.Namespace) -> int:
+def _new(args: argparse.Namespace, root: Path) -> int:
     from harness.packnew import new_pack
 
-    written = new_pack(args.dir, force=args.force, sample=args.from_sample)
+    extra = None
+    if args.llm:
+        if args.from_sample is None:
+            raise ConfigError(
+                "--llm needs --from-sample",
+                hint="the model proposes axioms for the pools of a sample",
+            )
+        from harness.packllm import llm_axioms_for
+
+        extra = llm_axioms_for(root)
+    try:
+        written = new_pack(args.dir, force=args.force, sample=args.from_sample, extra=extra)
+    finally:
+        if extra is not None:
+            extra.client.close()
+    derived: dict[str, Any] = {}
+    if "derive.json" in written:  # what the sample's axioms came to (and the model's)
+        derived = json.loads((args.dir / "derive.json").read_text(encoding="utf-8"))
     if args.json:
-        emit_json({"pack": str(args.dir), "files": written})
-    else:
-        print(f"wrote a new pack in {args.dir}: {', '.join(written)}")
-        print(f"next: membrane pack check {args.dir} && membrane pack test {args.dir}")
+        emit_json(
+            {"pack": str(args.dir), "files": written, **({"derive": derived} if derived else {})}
+        )
+        return EXIT_OK
+    print(f"wrote a new pack in {args.dir}: {', '.join(written)}")
+    if derived:
+        print(
+            f"  axioms: {len(derived['admitted'])} admitted, {len(derived['rejected'])} "
+            "rejected (derive.json says which and why)"
+        )
+    if derived.get("llm_error"):
+        print(f"  the model proposed nothing: {derived['llm_error']}")
+    print(f"next: membrane pack check {args.dir} && membrane pack test {args.dir}")
     return EXIT_OK
 
 

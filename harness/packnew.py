@@ -19,11 +19,14 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError, CorpusError
 from harness.models import Artifact
 from harness.packsample import Sample
+
+if TYPE_CHECKING:
+    from harness.packderive import AxiomSource
 
 __all__ = ["new_pack", "sample_skeleton", "skeleton"]
 
@@ -354,7 +357,13 @@ def skeleton(folder: Path) -> dict[str, str]:
     return files
 
 
-def new_pack(folder: Path | str, *, force: bool = False, sample: Path | None = None) -> list[str]:
+def new_pack(
+    folder: Path | str,
+    *,
+    force: bool = False,
+    sample: Path | None = None,
+    extra: AxiomSource | None = None,
+) -> list[str]:
     """Write a new pack into `folder` (created if missing); the files written, relative.
     A folder that is not empty is refused (`ConfigError`, exit 2) unless `force`: then
     the skeleton's files are written over, any other file is left as it is.
@@ -388,7 +397,7 @@ def new_pack(folder: Path | str, *, force: bool = False, sample: Path | None = N
     def build(tmp: Path) -> None:
         _write(tmp, files)
         written.extend(files)
-        written.extend(_derive_into(tmp, plan))
+        written.extend(_derive_into(tmp, plan, extra))
 
     _place(root, build)
     return sorted(written)
@@ -427,7 +436,7 @@ def _place(root: Path, build: Callable[[Path], None]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _derive_into(tmp: Path, plan: _Plan) -> list[str]:
+def _derive_into(tmp: Path, plan: _Plan, extra: AxiomSource | None = None) -> list[str]:
     """The ontology of the pack in `tmp` from the sample (pools, then gated axioms), and
     derive.json listing every candidate; the files written."""
     from harness.errors import PackError
@@ -439,7 +448,9 @@ def _derive_into(tmp: Path, plan: _Plan) -> list[str]:
     (tmp / owl).write_text("", encoding="utf-8")  # load_pack needs it to exist
     pack = load_pack(tmp)
     try:
-        found = derive_ontology(pack, plan.sample.artifacts, tmp, pack.config.ontology.namespace)
+        found = derive_ontology(
+            pack, plan.sample.artifacts, tmp, pack.config.ontology.namespace, extra=extra
+        )
     except PackError as exc:
         sample = plan.sample
         line = next(
@@ -455,6 +466,7 @@ def _derive_into(tmp: Path, plan: _Plan) -> list[str]:
         out=Path("."),
         pools={p: len(m) for p, m in sorted(found.sample.members.items())},
         candidates=found.candidates,
+        llm_error=found.llm_error,
     )
     (tmp / "derive.json").write_text(json.dumps(report.as_dict(), indent=2) + "\n", "utf-8")
     return [owl, "derive.json"]

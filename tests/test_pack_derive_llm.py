@@ -286,3 +286,34 @@ def test_the_model_sees_pools_and_shared_rows_cut_to_fit(
     monkeypatch.setattr(packllm, "MAX_SUMMARY_CHARS", 300)
     small = packllm.sample_summary(s)
     assert small["tables"]["items"]["values_sharing_rows"] == {}
+
+
+def test_new_llm_needs_a_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pack", "new", str(tmp_path / "p"), "--llm"]) == 2
+    assert "--llm needs --from-sample" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.java
+def test_new_from_a_sample_with_the_model_gates_its_axioms_too(
+    tmp_path: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    srv = serve(completion(json.dumps({"axioms": [GOOD_LAMPS, REFUTED, UNKNOWN_CLASS]})))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "membrane.toml").write_text(
+        f'[llm]\nbase_url = "{srv.base_url}"\nmodel = "scripted"\nretries = 0\n', encoding="utf-8"
+    )
+    out = tmp_path / "shop"
+    args = ["pack", "new", str(out), "--from-sample", str(_sample(tmp_path)), "--llm"]
+    assert main([*args, "-w", str(ws), "--json"]) == 0
+    derived = json.loads(capsys.readouterr().out)["derive"]
+    llm = [c for c in derived["admitted"] + derived["rejected"] if c["source"] == "llm"]
+    assert [(c["name"], c["admitted"]) for c in llm] == [
+        ("llm only items.kind -> material", True),
+        ("llm only items.kind -> material", False),
+        ("llm disjoint ItemsKind, Unobtainium", False),
+    ]
+    assert "would fail: value.disjoint" in llm[1]["why"]
+    assert "ItemsMaterial_llm1" in (out / "ontology" / "shop.owl").read_text(encoding="utf-8")
+    assert len(srv.requests) == 1
