@@ -62,6 +62,9 @@ class CheckpointCheck:
     size_now: int
     problems: list[tuple[str, str, str]] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
+    # runs before it whose trace `membrane gc` removed: the anchor is checked, the records
+    # can no longer be
+    pruned: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -174,6 +177,7 @@ def verify_against(ws: Workspace, root: str) -> CheckpointCheck:
     try:
         runs = {r.run_id: r for r in ledger.runs()}
         commits = {c.run_id: c for c in ledger.all_commits()}
+        pruned = ledger.pruned("trace")  # `membrane gc`: the anchor kept, the file gone
     finally:
         ledger.close()
     newest = {e.run_id: e for e in entries}
@@ -191,7 +195,9 @@ def verify_against(ws: Workspace, root: str) -> CheckpointCheck:
                     f"the checkpointed log {e.trace_len} ending {e.trace_head[:12]}",
                 )
             )
-        if _hash_at(ws.trace_path(e.run_id), e.trace_len) != e.trace_head:
+        if e.run_id in pruned and not ws.trace_path(e.run_id).exists():
+            check.pruned.append(e.run_id)
+        elif _hash_at(ws.trace_path(e.run_id), e.trace_len) != e.trace_head:
             check.problems.append(
                 (
                     "checkpoint.trace_changed",
@@ -228,6 +234,7 @@ def verify_published_files(ws: Workspace) -> list[tuple[str, str, str]]:
     try:
         latest = ledger.latest_commits()
         every = ledger.all_commits()
+        pruned = ledger.pruned("archive")  # removed by `membrane gc`, a tombstone each
     finally:
         ledger.close()
     problems: list[tuple[str, str, str]] = []
@@ -252,6 +259,8 @@ def verify_published_files(ws: Workspace) -> list[tuple[str, str, str]]:
     archived = ws.archive / "artifacts"
     for row in every:
         if row.content_hash in live:
+            continue
+        if row.content_hash in pruned and not (archived / f"{row.content_hash}.json").exists():
             continue
         found = [
             p

@@ -326,6 +326,30 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument(
         "--force", action="store_true", help="replace --out if it exists (an earlier export)"
     )
+    g = cmd(
+        "gc",
+        "remove superseded archive versions and old traces, keeping verification whole "
+        "(a dry run unless --apply)",
+        "membrane gc --keep-archive 3 --keep-traces-days 30\n"
+        "  membrane gc --keep-archive 3 --keep-traces-days 30 --apply --json",
+    )
+    g.add_argument(
+        "--keep-archive",
+        type=int,
+        metavar="N",
+        help="keep the newest N superseded versions of each artifact in archive/ "
+        "(default: leave archive/ alone)",
+    )
+    g.add_argument(
+        "--keep-traces-days",
+        type=float,
+        metavar="D",
+        help="remove the traces of finished runs started more than D days ago, except the "
+        "runs that published or hold what is current (default: leave trace/ alone)",
+    )
+    g.add_argument(
+        "--apply", action="store_true", help="remove the files (default: only list them)"
+    )
 
     t = sub.add_parser(
         "trace", help="inspect and verify traces", description="inspect and verify traces"

@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import api, checkpoint, diagram, inspect, storage
+from harness import api, checkpoint, diagram, inspect, retention, storage
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.cli_pack import COMMANDS as PACK_COMMANDS
-from harness.errors import StorageError
+from harness.errors import ConfigError, StorageError
 from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
@@ -99,6 +99,7 @@ def _dispatch(args: argparse.Namespace, root: Path) -> int:
         "report": _report,
         "recover": _recover,
         "export": _export,
+        "gc": _gc,
     }[args.command](args, root)
 
 
@@ -602,6 +603,34 @@ def _revert(args: argparse.Namespace, root: Path) -> int:
     return EXIT_OK
 
 
+def _gc(args: argparse.Namespace, root: Path) -> int:
+    """`membrane gc`: what retention removes (listed; removed with --apply)."""
+    if args.keep_archive is None and args.keep_traces_days is None:
+        raise ConfigError(
+            "say what to remove: --keep-archive N, --keep-traces-days D, or both",
+            hint="membrane gc --keep-archive 3 --keep-traces-days 30 (a dry run; add --apply)",
+        )
+    ws = Workspace(root)
+    kw = {"keep_archive": args.keep_archive, "keep_traces_days": args.keep_traces_days}
+    if args.apply:
+        with ws.lock():  # made and applied under the lock: no batch changes it in between
+            plan = retention.plan_gc(ws, **kw)
+            removed = retention.apply_plan(ws, plan, api.utc_now())
+    else:
+        plan, removed = retention.plan_gc(ws, **kw), 0
+    if args.json:
+        emit_json(plan.as_json(args.apply) | {"removed": removed})
+        return EXIT_OK
+    for r in plan.removals:
+        out.print(f"{'removed' if args.apply else 'would remove'} {r.path}: {r.why}",
+                  markup=False)
+    for why, n in sorted(plan.kept.items()):
+        out.print(f"kept {n} ({why})", markup=False)
+    verb = "removed" if args.apply else "would remove (dry run; --apply removes)"
+    out.print(f"{verb}: {len(plan.removals)} file(s), {plan.bytes:,} bytes", markup=False)
+    return EXIT_OK
+
+
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.0f}%"
 
@@ -702,6 +731,7 @@ def _verify_checkpoint(args: argparse.Namespace, root: Path) -> dict[str, Any] |
         "size_now": check.size_now,
         "problems": [{"code": c, "run_id": r, "problem": p} for c, r, p in problems],
         "new_runs": check.new,
+        "pruned_runs": check.pruned,
     }
 
 
@@ -725,6 +755,8 @@ def _trace_verify(args: argparse.Namespace, root: Path) -> int:
         for c in chapters:
             out.print(f"FAIL chapter {c.artifact_id}: {c.problem} ({c.code})", markup=False)
         out.print(f"{len(results) - len(broken)} of {len(results)} trace(s) verify")
+        if pruned := sum(1 for r in results if r.code == "trace.pruned"):
+            out.print(f"{pruned} of them pruned by `membrane gc` (anchor kept)")
         if commits:
             out.print(f"{len(commits)} committed artifact(s) differ from what was published")
         if chapters:

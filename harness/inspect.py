@@ -119,6 +119,19 @@ def list_runs(ws: Workspace) -> list[RunRow]:
 
 def show_run(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
     path = ws.trace_path(run_id)
+    if "/" not in run_id and not path.is_file() and ws.ledger_path.exists():
+        ledger = _ledger(ws)
+        try:
+            when = ledger.pruned("trace").get(run_id)
+        finally:
+            ledger.close()
+        if when is not None:
+            raise ConfigError(
+                f"the trace of run {run_id!r} was pruned by `membrane gc` on {when}",
+                file=path,
+                hint="its anchor is kept in the ledger (`membrane trace verify` checks it); "
+                "the records are gone",
+            )
     if "/" in run_id or not path.is_file():
         raise ConfigError(
             f"no trace for run {run_id!r}", file=path, hint="see `membrane trace list`"
@@ -167,6 +180,7 @@ def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult
     ledger = _ledger(ws)
     try:
         rows = {r.run_id: r for r in ledger.runs()}
+        pruned = ledger.pruned("trace")  # `membrane gc` removed these files, not the anchors
     finally:
         ledger.close()
     if run_id is not None:
@@ -182,6 +196,15 @@ def verify_traces(ws: Workspace, run_id: str | None = None) -> list[VerifyResult
         path = ws.trace_path(rid)
         row = rows.get(rid)
         if not path.exists():
+            row = rows.get(rid)
+            if rid in pruned and row is not None:
+                results.append(
+                    VerifyResult(
+                        rid, True, row.trace_len or 0, row.trace_head or "",
+                        f"pruned, anchor kept (membrane gc, {pruned[rid]})", "trace.pruned",
+                    )
+                )
+                continue
             results.append(
                 VerifyResult(rid, False, 0, "", "trace file is missing", "trace.missing")
             )

@@ -51,6 +51,17 @@ CREATE TABLE IF NOT EXISTS anchor_log (     -- every anchor a run was given, in 
 )
 """
 
+_PRUNED_DDL = """
+CREATE TABLE IF NOT EXISTS pruned (         -- what `membrane gc` removed: a tombstone per
+    kind         TEXT NOT NULL,             -- file ('trace' | 'archive'); the anchor of a
+    name         TEXT NOT NULL,             -- pruned trace stays in runs and anchor_log, so
+    trace_len    INTEGER,                   -- verification reports "pruned, anchor kept"
+    trace_head   TEXT,                      -- (name: the run id, or the archived content
+    pruned_at    TEXT NOT NULL,             -- hash)
+    PRIMARY KEY (kind, name)
+)
+"""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id      TEXT PRIMARY KEY,
@@ -178,6 +189,7 @@ class Ledger:
             self._migrate()
             self._db.executescript(_SCHEMA)
             self._db.execute(_ANCHOR_LOG_DDL)
+            self._db.execute(_PRUNED_DDL)
         except sqlite3.Error as exc:
             self._db.close()
             self._raise(exc)
@@ -627,6 +639,37 @@ class Ledger:
             CommitRow(*r)
             for r in self._db.execute("SELECT * FROM commits ORDER BY artifact_id, version")
         ]
+
+    # -- retention (`membrane gc`) -------------------------------------------------------
+    def record_pruned(
+        self, traces: Sequence[tuple[str, int | None, str | None]], archived: Sequence[str],
+        at: str,
+    ) -> None:
+        """Tombstones, in one transaction, for the files `membrane gc` is about to remove:
+        traces by (run id, anchor length, anchor head), archived versions by content hash.
+        Written before any file goes, so a kill in between leaves a tombstone over a file
+        that is still there (harmless: the next gc removes it)."""
+        with self._txn():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pruned (kind, name, trace_len, trace_head, pruned_at)"
+                " VALUES ('trace', ?, ?, ?, ?)",
+                [(run_id, n, head, at) for run_id, n, head in traces],
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pruned (kind, name, pruned_at) VALUES ('archive', ?, ?)",
+                [(h, at) for h in archived],
+            )
+
+    def pruned(self, kind: str) -> dict[str, str]:
+        """name -> when `membrane gc` pruned it, for `kind` 'trace' or 'archive' ({} for a
+        ledger no gc has touched, including one an older membrane wrote)."""
+        try:
+            rows = self._db.execute("SELECT name, pruned_at FROM pruned WHERE kind = ?", (kind,))
+            return {str(n): str(t) for n, t in rows}
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return {}
+            raise
 
     def commit_of_run(self, run_id: str) -> CommitRow | None:
         r = self._db.execute("SELECT * FROM commits WHERE run_id = ?", (run_id,)).fetchone()

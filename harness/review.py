@@ -364,6 +364,12 @@ def revert(
         if path.is_file():
             data = path.read_bytes()
             break
+    if data is None and (when := ledger.pruned("archive").get(target.content_hash)):
+        raise ReviewError(
+            f"version {target_version} of {artifact_id!r} was pruned from archive/ by "
+            f"`membrane gc` on {when}; it cannot be restored",
+            file=ws.archive / "artifacts" / f"{target.content_hash}.json",
+        )
     if data is None or hashlib.sha256(data).hexdigest() != target.content_hash:
         raise ReviewError(
             f"version {target_version} of {artifact_id!r} is missing or damaged in archive/",
