@@ -60,6 +60,7 @@ PROSE_FIELD_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 _PROSE_FIELD_RE = re.compile(PROSE_FIELD_PATTERN)
 MAX_PROSE_FIELDS = 16
 MAX_ROWS_PER_TABLE = 10_000
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 Cell = str | int | float | bool | None
 
@@ -183,6 +184,15 @@ class Artifact(Frozen):
         for name, rows in v.items():
             if len(rows) > MAX_ROWS_PER_TABLE:
                 raise ValueError(f"table {name!r} has {len(rows)} rows (max {MAX_ROWS_PER_TABLE})")
+            for i, row in enumerate(rows):
+                for column, cell in row.items():
+                    # an int past 64 bits: JSON may hold it, but neither the commit's
+                    # serialiser nor DuckDB can (it was refused only at commit, a crash)
+                    if type(cell) is int and not _INT64_MIN <= cell <= _INT64_MAX:
+                        raise ValueError(
+                            f"table {name!r} row {i} column {column!r}: an integer of "
+                            f"{cell.bit_length()} bits does not fit in 64 (store it as text)"
+                        )
         return v
 
     @field_validator("prose")
