@@ -13,6 +13,7 @@ from harness.errors import ConfigError, PackError, TraceError
 from harness.ledger import CommitRow, Ledger, RunRow
 from harness.locate import workspace_pack
 from harness.scratch import Scratch
+from harness.store import published_bytes
 from harness.trace.chain import VerifyResult, read_trace, verify_chain
 from harness.workspace import Workspace
 
@@ -337,7 +338,7 @@ def _source_commit(ws: Workspace, artifact_id: str) -> tuple[CommitRow, dict[str
 def why(ws: Workspace, artifact_id: str, table: str, row: str, column: str) -> Provenance:
     """Which attempt proposed a committed cell, which verdicts admitted it, which commit published it."""
     commit, restored = _source_commit(ws, artifact_id)
-    art = orjson.loads((ws.current / "artifacts" / f"{commit.content_hash}.json").read_bytes())
+    art = orjson.loads(published_bytes(ws, commit))  # a missing or edited file: TraceError
     idx = row_index(art["tables"], table, row, _pack_key(ws, table))
     if column not in art["tables"][table][idx]:
         raise ConfigError(f"row {idx} of {table!r} has no column {column!r}")
