@@ -188,7 +188,9 @@ class ProseQuantity(_Strict):
     through: list[str] = Field(default_factory=list)
     # words right before a prefix that make its number negative ("basement level 2" = -2)
     negate: list[str] = Field(default_factory=list)
-    tolerance: float | None = Field(default=None, ge=0.0, le=1.0)  # else value_tolerance
+    # relative tolerance; else value_tolerance, or 0 for an integer spine column (issue 27)
+    tolerance: float | None = Field(default=None, ge=0.0, le=1.0)
+    abs_tolerance: float | None = Field(default=None, ge=0.0)  # in the column's unit
 
     @field_validator("units")
     @classmethod

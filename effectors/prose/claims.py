@@ -31,7 +31,7 @@ from itertools import repeat
 from typing import NamedTuple
 
 from effectors.prose.matcher import Anchor, CueSet, Hit
-from effectors.prose.quantity import Reading, numeric_view, qualifier
+from effectors.prose.quantity import Reading, Tolerance, numeric_view, qualifier
 from effectors.prose.subject import (
     AMBIGUOUS,
     RESPECTIVELY,
@@ -45,6 +45,9 @@ from effectors.prose.subject import (
 )
 from effectors.prose.text import Sentences
 from effectors.prose.units import check_words, is_symbol_unit, symbol_unit, symbol_units_regex
+from effectors.ri_gate.ddl import _INTEGER_TYPES as INTEGER_TYPES
+from effectors.ri_gate.ddl import parse_spine
+from harness.errors import PackError
 from harness.models import Artifact, Cell
 from harness.pack import Pack, ProseQuantity, ProseRelation
 from harness.pools import Pools, normalize_label
@@ -115,15 +118,29 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(r"\s+".join(re.escape(p) for p in w.split()) for w in items)
 
 
+def _integer_columns(pack: Pack) -> frozenset[str]:
+    """"table.column" of the spine's integer columns (their quantities compare exactly)."""
+    try:
+        schema = parse_spine(pack.spine_path)
+    except PackError:  # reported where the spine is checked; no exact default here
+        return frozenset()
+    return frozenset(f"{t.name}.{c.name}" for t in schema.tables for c in t.columns
+                     if c.type in INTEGER_TYPES)
+
+
 class _Quantity:
-    def __init__(self, q: ProseQuantity, tolerance: float) -> None:
+    def __init__(self, q: ProseQuantity, tolerance: float, integer: bool = False) -> None:
         self.table, _, self.column = q.column.partition(".")
         self.factors = dict(q.units)
         self.prefixes = list(q.prefixes)
         self.phrases = {" ".join(normalize_label(p).split()): v for p, v in q.phrases.items()}
         self.negate = re.compile(r"\b(?:" + _alternation(q.negate) + r")\s+$", re.IGNORECASE) \
             if q.negate else None
-        self.tolerance = q.tolerance if q.tolerance is not None else tolerance
+        # relative: the quantity's, else none for an integer column or beside an absolute
+        # one, else [prose] value_tolerance (issue 27: "vintage 2012" is not 2015)
+        relative = q.tolerance if q.tolerance is not None else (
+            0.0 if integer or q.abs_tolerance is not None else tolerance)
+        self.tolerance = Tolerance(relative, q.abs_tolerance or 0.0)
 
     def factor(self, unit: str) -> float | None:
         """The factor of a unit as written: as declared, or differing only in letter case
@@ -174,7 +191,9 @@ class ClaimChecker:
         self.pack = pack
         self.pools = pools
         self.resolve: Resolve = resolve or pools.resolve
-        self.quantities = [_Quantity(q, settings.value_tolerance) for q in settings.quantities]
+        integers = _integer_columns(pack) if settings.quantities else frozenset()
+        self.quantities = [_Quantity(q, settings.value_tolerance, q.column in integers)
+                           for q in settings.quantities]
         self.relations = [_Relation(r) for r in settings.relations]
         # cue words (found by the entity matcher's scan): payload -> what they may start
         self.cue_table: list[list[tuple[str, int]]] = []

@@ -71,6 +71,18 @@ def numeric_view(text: str) -> tuple[str, dict[int, int]]:
     return ("".join(out) if moved else text), moved
 
 
+class Tolerance(float):
+    """A relative tolerance (the float itself) with an absolute part in the column's unit
+    (`[[prose.quantities]] abs_tolerance`, issue 27), which `Reading.holds` adds."""
+
+    absolute: float
+
+    def __new__(cls, relative: float, absolute: float = 0.0) -> Tolerance:
+        out = super().__new__(cls, relative)
+        out.absolute = absolute
+        return out
+
+
 class Reading(NamedTuple):
     """A claimed value: the interval [low, high] and the tolerance it is judged with."""
 
@@ -78,16 +90,21 @@ class Reading(NamedTuple):
     high: float
     approximate: bool = False
 
-    def holds(self, held: float, tolerance: float) -> bool:
+    def holds(self, held: float, tolerance: float, absolute: float | None = None) -> bool:
         """Does a cell of value `held` satisfy the claim? An equality within the relative
-        tolerance of the cell (the cell is never rounded to the claim); a bound or range
-        with the bound itself widened by the tolerance."""
+        tolerance of the cell plus the absolute one (`absolute`, else a `Tolerance`'s own;
+        the cell is never rounded to the claim); a bound or range with the bound itself
+        widened by both."""
+        if absolute is None:
+            absolute = tolerance.absolute if isinstance(tolerance, Tolerance) else 0.0
         if self.approximate:
             tolerance = max(tolerance, APPROXIMATE)
         if self.low == self.high:
-            return abs(self.low - held) <= tolerance * abs(held) + 1e-9
-        low = self.low - tolerance * abs(self.low) if math.isfinite(self.low) else self.low
-        high = self.high + tolerance * abs(self.high) if math.isfinite(self.high) else self.high
+            return abs(self.low - held) <= tolerance * abs(held) + absolute + 1e-9
+        low = (self.low - tolerance * abs(self.low) - absolute
+               if math.isfinite(self.low) else self.low)
+        high = (self.high + tolerance * abs(self.high) + absolute
+                if math.isfinite(self.high) else self.high)
         return low - 1e-9 <= held <= high + 1e-9
 
 
