@@ -280,7 +280,17 @@ def _loads(line: bytes) -> dict[str, Any] | None:
 @dataclass
 class _RunRecord:
     cost: Cost
-    verdicts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # attempt ->
+    # attempt -> gate -> what the figures need of its verdict record (not the record: at
+    # 20,000 runs the parsed records were ~200 MB)
+    verdicts: dict[int, dict[str, _Judged]] = field(default_factory=dict)
+
+
+def _add_usage(cost: Cost, ev: Mapping[str, Any]) -> None:
+    cost.calls += 1
+    cost.cached_calls += int(bool(ev.get("cached")))
+    cost.tokens_prompt += int(ev.get("tokens_prompt", 0))
+    cost.tokens_completion += int(ev.get("tokens_completion", 0))
+    cost.model_seconds += float(ev.get("seconds", 0.0))
 
 
 def _scan(ws: Workspace, row: RunRow, attempts: frozenset[int]) -> _RunRecord | None:
@@ -295,7 +305,6 @@ def _scan(ws: Workspace, row: RunRow, attempts: frozenset[int]) -> _RunRecord | 
         return None
     cost = rec.cost
     lines = data.splitlines()
-    last: dict[str, Any] | None = None
     for i, line in enumerate(lines):
         if i == 0 or _USAGE in line or _VERDICT in line or _REVIEW in line:
             ev = _loads(line)
@@ -310,22 +319,28 @@ def _scan(ws: Workspace, row: RunRow, attempts: frozenset[int]) -> _RunRecord | 
         if not cost.first_at:
             cost.first_at = str(ev.get("at", ""))
         if kind == "usage":
-            cost.calls += 1
-            cost.cached_calls += int(bool(ev.get("cached")))
-            cost.tokens_prompt += int(ev.get("tokens_prompt", 0))
-            cost.tokens_completion += int(ev.get("tokens_completion", 0))
-            cost.model_seconds += float(ev.get("seconds", 0.0))
-        elif kind == "verdict" and ev.get("attempt") in attempts:
-            rec.verdicts.setdefault(int(ev["attempt"]), {})[str(ev.get("gate"))] = ev
-    for line in reversed(lines):  # the last whole record before any review
+            _add_usage(cost, ev)
+        elif kind == "verdict" and ev.get("attempt") in attempts and ev.get("gate") in GATES:
+            try:
+                judged = _Judged.of_record(ev)
+            except (KeyError, TypeError) as exc:
+                raise NotRecorded(
+                    f"{ws.trace_path(row.run_id)}: a verdict record without its critiques"
+                ) from exc
+            rec.verdicts.setdefault(int(ev["attempt"]), {})[str(ev["gate"])] = judged
+    _last_record(cost, lines)
+    return rec
+
+
+def _last_record(cost: Cost, lines: Sequence[bytes]) -> None:
+    """The run's time ends at its last whole record before any review."""
+    for line in reversed(lines):
         last = _loads(line)
         if last is not None:
+            cost.first_at = cost.first_at or str(last.get("at", ""))
+            cost.last_at = str(last.get("at", ""))
             break
-    if last is not None:
-        cost.first_at = cost.first_at or str(last.get("at", ""))
-        cost.last_at = str(last.get("at", ""))
     cost.wall_seconds = _seconds(cost.first_at, cost.last_at)
-    return rec
 
 
 def _run_cost(ws: Workspace, row: RunRow) -> Cost:
@@ -473,17 +488,6 @@ def _expected_gates(pack: Pack) -> tuple[str, ...]:
     return GATES if pack.config.prose.enabled else GATES[:2]
 
 
-def _judged_of(
-    records: Mapping[str, Mapping[str, Any]], ws: Workspace, run_id: str
-) -> dict[str, _Judged]:
-    try:
-        return {g: _Judged.of_record(ev) for g, ev in records.items() if g in GATES}
-    except (KeyError, TypeError) as exc:
-        raise NotRecorded(
-            f"{ws.trace_path(run_id)}: a verdict record without its critiques"
-        ) from exc
-
-
 def _sources(ws: Workspace, commits: Sequence[CommitRow]) -> list[tuple[CommitRow, str, int]]:
     """Each latest commit with the run and attempt whose verdicts made it (its metrics
     sidecar names them: a revert's commit reuses the version's sidecar, an approval the
@@ -510,7 +514,7 @@ def recorded_report(ws: Workspace, pack: Pack) -> Report:
         wanted.setdefault(run_id, set()).add(attempt)
     for r in led.latest.values():
         wanted.setdefault(r.run_id, set()).add(1)  # the baseline: the input's verdicts
-    recorded: dict[str, dict[int, dict[str, dict[str, Any]]]] = {}
+    recorded: dict[str, dict[int, dict[str, _Judged]]] = {}
     run_costs: list[Cost] = []
     for r in led.every_run:
         want = frozenset(wanted.get(r.run_id, ()))
@@ -526,12 +530,12 @@ def recorded_report(ws: Workspace, pack: Pack) -> Report:
     inputs = str(ws.inputs)
     for r in led.latest.values():
         payload = _read_json(os.path.join(inputs, f"{r.input_hash}.json"))
-        verdicts = _judged_of(recorded.get(r.run_id, {}).get(1, {}), ws, r.run_id)
+        verdicts = recorded.get(r.run_id, {}).get(1, {})
         base.add(cells.count(payload), _words(payload.get("prose")), verdicts, expected)
     refined = _Tally()
     committed = os.path.join(ws.current, "artifacts")
     for c, run_id, attempt in sources:
-        verdicts = _judged_of(recorded.get(run_id, {}).get(attempt, {}), ws, run_id)
+        verdicts = recorded.get(run_id, {}).get(attempt, {})
         missing = [g for g in expected if g not in verdicts]
         if missing:
             raise NotRecorded(
