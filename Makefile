@@ -13,7 +13,7 @@ HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 PACK   ?= facility
 
-.PHONY: demo test test-slow test-all hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
+.PHONY: demo test test-slow test-all reliability hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
 
 install: $(STAMP)
 
@@ -70,6 +70,11 @@ docs: $(STAMP)
 
 docs-reference: $(STAMP)
 	$(BIN)/python scripts/gen_reference.py
+
+# issue 17: the crash matrix (>= 300 SIGKILL points), the soak, the disk faults, the tamper
+# matrix and the fuzzers, one table (python -m tests.reliability --json for JSON)
+reliability: $(STAMP)
+	$(BIN)/python -m tests.reliability
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
