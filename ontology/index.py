@@ -18,7 +18,7 @@ from harness.pools import Pools
 
 __all__ = ["CODE_VERSION", "CardinalityRule", "DataRule", "OntologyIndex", "ViolationClass"]
 
-CODE_VERSION = "membrane-ontology-index-8"  # 8: keyed by IRI on collisions, deprecation, class facts
+CODE_VERSION = "membrane-ontology-index-9"  # 9: disjointness, equivalents, sameAs keyed like the pools
 VIOLATION_NS = "urn:membrane:violation#"
 PROBE_NS = "urn:membrane:not#"
 ROW_NS = "urn:membrane:row#"

@@ -16,7 +16,7 @@ ontology is one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,17 @@ def build_index(
     # A required class defined by a nominal (owl:oneOf) gets no probe: its members decide
     # (`ontology.nominals`; a complement of nominals is what makes HermiT crawl).
     required = sorted({v.required for v in builder.violations() if v.required_named})
-    iris = {fragment(c): c for c in classes}
+    # pool key -> IRI (a fragment two classes share names the pack namespace's one)
+    iris = {**{fragment(c): c for c in classes}, **{n: c.iri for n, c in pools.classes.items()}}
+    cname = {c.iri: n for n, c in pools.classes.items()}.get
+    iname = {i.iri: n for n, i in pools.individuals.items()}.get
+
+    def class_key(iri: str) -> str:
+        return cname(iri) or fragment(iri)
+
+    def individual_key(iri: str) -> str:
+        return iname(iri) or fragment(iri)
+
     enums = {c: m for c, m in enumerations(base_nt).items() if c in set(classes)}
     probes = [iris[r] for r in required if r in iris and iris[r] not in enums]
     probed = runner.classify(base_nt + _probe_triples(probes)) if probes else result
@@ -186,12 +196,12 @@ def build_index(
                         file=pack.ontology_path)
     nominal = (enums, [iris[r] for r in required if r in iris and iris[r] in enums],
                different_pairs(base_nt) if enums else set())
-    disjoint = _disjointness(loaded, result, classes, probed, probes, nominal)
+    disjoint = _disjointness(loaded, result, classes, probed, probes, nominal, class_key)
     infos = {
         n: ci.model_copy(update={"disjoint_with": tuple(sorted(disjoint.get(n, set()) - {n}))})
         for n, ci in pools.classes.items()
     }
-    same_as = _same_as(base_nt, set(pools.individuals))
+    same_as = _same_as(base_nt, set(pools.individuals), individual_key)
     people = {
         n: i.model_copy(update={"same_as": same_as.get(n, ())})
         for n, i in pools.individuals.items()
@@ -202,7 +212,7 @@ def build_index(
     })
     independent, note = rows_independent(
         base_nt, [str(p.iri) for p in props.values()],
-        [fragment(str(c.iri)) for c in row_classes.values()], disjoint, fragment,
+        [class_key(str(c.iri)) for c in row_classes.values()], disjoint, class_key,
     )
     index = OntologyIndex(
         code_version=CODE_VERSION,
@@ -218,7 +228,7 @@ def build_index(
         definitions=builder.definitions,
         cardinalities=builder.cardinalities(),
         same_as=same_as,
-        equivalents=_equivalents(result, set(classes)),
+        equivalents=_equivalents(result, set(classes), class_key),
         rows_independent=independent,
         independence_note=note,
     )
@@ -351,8 +361,10 @@ def _disjointness(
     probed: Classification,
     probes: list[str],
     nominal: tuple[dict[str, tuple[str, ...]], list[str], set[frozenset[str]]] = ({}, [], set()),
+    key: Callable[[str], str] = fragment,
 ) -> dict[str, set[str]]:
-    """class fragment -> fragments of the classes it is entailed disjoint with."""
+    """class key -> keys of the classes it is entailed disjoint with (`key`: IRI -> its key
+    in the pools, the fragment unless two IRIs share it)."""
     below: dict[str, set[str]] = {c: set() for c in classes}
     for c in classes:
         for a in result.ancestors(c):
@@ -362,8 +374,8 @@ def _disjointness(
     def mark(a: str, b: str) -> None:
         for x in below.get(a, {a}) | {a}:
             for y in below.get(b, {b}) | {b}:
-                out.setdefault(fragment(x), set()).add(fragment(y))
-                out.setdefault(fragment(y), set()).add(fragment(x))
+                out.setdefault(key(x), set()).add(key(y))
+                out.setdefault(key(y), set()).add(key(x))
 
     for a, b in _asserted_disjoint(loaded):
         mark(a, b)
@@ -374,7 +386,7 @@ def _disjointness(
                 mark(c, d)
     enums, required, different = nominal
     for a, b in nominal_pairs(enums, required, different, result.individual_types, out,
-                              classes, fragment):
+                              classes, key):
         mark(a, b)
     return out
 
@@ -388,7 +400,9 @@ def _asserted_disjoint(loaded: LoadedOntology) -> list[tuple[str, str]]:
     return out
 
 
-def _same_as(base_nt: str, known: set[str]) -> dict[str, tuple[str, ...]]:
+def _same_as(
+    base_nt: str, known: set[str], key: Callable[[str], str] = fragment
+) -> dict[str, tuple[str, ...]]:
     """individual fragment -> the others it is asserted owl:sameAs (closed: sym., trans.)."""
     parent: dict[str, str] = {}
 
@@ -400,7 +414,7 @@ def _same_as(base_nt: str, known: set[str]) -> dict[str, tuple[str, ...]]:
     for line in base_nt.splitlines():
         parts = line.split(" ", 2)
         if len(parts) == 3 and parts[1] == "<http://www.w3.org/2002/07/owl#sameAs>":
-            a, b = fragment(parts[0].strip("<>")), fragment(parts[2].rstrip(" .").strip("<>"))
+            a, b = key(parts[0].strip("<>")), key(parts[2].rstrip(" .").strip("<>"))
             if a in known and b in known:
                 parent[find(a)] = find(b)
     groups: dict[str, set[str]] = {}
@@ -409,12 +423,14 @@ def _same_as(base_nt: str, known: set[str]) -> dict[str, tuple[str, ...]]:
     return {x: tuple(sorted(g - {x})) for g in groups.values() if len(g) > 1 for x in g}
 
 
-def _equivalents(result: Classification, named: set[str]) -> dict[str, tuple[str, ...]]:
+def _equivalents(
+    result: Classification, named: set[str], key: Callable[[str], str] = fragment
+) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for c, eqs in result.equivalents.items():
-        others = sorted({fragment(e) for e in eqs if e in named and e not in (c, THING)})
+        others = sorted({key(e) for e in eqs if e in named and e not in (c, THING)})
         if c in named and others:
-            out[fragment(c)] = tuple(others)
+            out[key(c)] = tuple(others)
     return out
 
 

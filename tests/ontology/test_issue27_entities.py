@@ -61,6 +61,7 @@ TTL = """@prefix : <http://membrane.dev/tests/reg#> .
 :Colour a owl:Class .
 :Blueish a owl:Class ; rdfs:subClassOf :Colour .
 :Reddish a owl:Class ; rdfs:subClassOf :Colour ; owl:disjointWith :Blueish .
+ext:Reddish a owl:Class ; owl:disjointWith :Pump .
 :hasColour a owl:ObjectProperty ; rdfs:range :Colour .
 :red a owl:NamedIndividual, :Reddish ; rdfs:label "red" .
 ext:red a owl:NamedIndividual, :Reddish ; rdfs:label "crimson" .
@@ -138,6 +139,14 @@ def test_pools_are_keyed_by_iri_when_fragments_collide(reg_pack: Path, cache: Pa
     assert pools.ambiguous("teal") == ("http://other.example/ext#teal",
                                        "http://third.example/t#teal")
     assert pools.resolve("third:teal") == "http://third.example/t#teal"
+    # two classes share `Reddish`: each keeps its own disjointness
+    assert pools.collisions["Reddish"] == ("http://membrane.dev/tests/reg#Reddish",
+                                           "http://other.example/ext#Reddish")
+    ours, theirs = pools.classes["Reddish"], pools.classes["http://other.example/ext#Reddish"]
+    assert "Blueish" in ours.disjoint_with and "Pump" not in ours.disjoint_with
+    assert {"Pump", "Hot_Water_Pump"} <= set(theirs.disjoint_with)
+    assert "Blueish" not in theirs.disjoint_with
+    assert pools.individuals["red"].types == ("Colour", "Reddish")
 
 
 def test_an_ambiguous_cell_names_its_candidates(gate: ValueGate) -> None:
@@ -154,7 +163,7 @@ def test_pack_check_warns_of_each_collision(reg_pack: Path) -> None:
 
     report = check_pack(reg_pack)
     found = [p for p in report.warnings if p.code == "fragment-collision"]
-    assert len(found) == 2, [p.render() for p in report.problems]
+    assert len(found) == 3, [p.render() for p in report.problems]
     red = next(p for p in found if "ext#red" in p.message)
     assert "http://membrane.dev/tests/reg#red" in red.message
 
