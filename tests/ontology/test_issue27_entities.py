@@ -242,7 +242,7 @@ def test_the_offline_proposer_repairs_a_class_cell_from_the_hints(
                             spine=Spine.of(bad, cells))
     request = ProposalRequest(run_id="r", attempt=2, candidate=bad, critique=report)
     fixed = proposer.propose(request).artifact
-    assert [r["type"] for r in fixed.tables["things"]][0] == "Hot_Water_Pump"
+    assert fixed.tables["things"][0]["type"] == "Hot_Water_Pump"
     assert gate.judge([fixed])[0].critiques == ()
 
 
