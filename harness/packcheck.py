@@ -23,6 +23,9 @@ Warnings (a batch runs, but the gates can do little):
 * `dl-set-aside`   ontology triples set aside before reasoning, by reason, with counts and
                    examples (`ontology.normalise`; errors with `--strict-dl`)
 * `import-skipped` an owl:imports the pack marks "skip", with what is lost
+* `shapes-not-checked` SHACL the pack enables that VALUE_GATE does not check (rules, SPARQL,
+                   logical or qualified shapes ...), counted by kind (`ontology.shapes`)
+* `shape-unbound`  an enabled shape's path that no column of a table it targets binds
 """
 
 from __future__ import annotations
@@ -477,10 +480,37 @@ class _Checker:
         if problems:
             return
         try:
-            self.pools = load_index(pack, self.cache)[0].pools
+            index = load_index(pack, self.cache)[0]
+            self.pools = index.pools
         except PackError as exc:
             loc: KeyPath | None = ("ontology", "aliases") if "aliases" in exc.message else None
             self.error("ontology", exc, loc)
+            return
+        self._shapes(pack, index)
+
+    def _shapes(self, pack: Pack, index: Any) -> None:
+        """What of the SHACL the pack enables VALUE_GATE checks, and what not (issue 27)."""
+        from effectors.value_shapes import ValueShapes
+
+        try:
+            checked = ValueShapes.from_pack(pack, index)
+        except PackError as exc:
+            self.error("ontology", exc, ("ontology", "shape_files"))
+            return
+        if checked is None:
+            return
+        toml = pack.root / "pack.toml"
+        for why, n in sorted(checked.shapes.skipped.items()):
+            self.add("warning", "shapes-not-checked", f"{n} shape(s) with {why}: not checked "
+                     f"({len(checked.shapes.constraints)} constraint(s) are)", file=toml,
+                     fix="nothing to do if the pack need not check them; else write the "
+                     "constraint as a shape of a kind VALUE_GATE compiles, in shape_files")
+        paths = sorted({(c.path, c.target) for c in checked.shapes.unbound})
+        if paths:
+            shown = "; ".join(f"<{p}> on <{t}>" for p, t in paths[:3])
+            self.add("warning", "shape-unbound", f"{len(paths)} shape path(s) no column binds "
+                     f"on the tables their shapes target, not checked: e.g. {shown}",
+                     file=toml, fix="bind a column to the property if rows must satisfy it")
 
     def _intake(self, pack: Pack, report: Any) -> None:
         """The normalisation report (`ontology.normalise.IntakeReport`): triples set aside

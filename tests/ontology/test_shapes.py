@@ -246,3 +246,19 @@ def test_sql_validation_without_a_gate(tmp_path: Path) -> None:
     assert not any(k == "ok" and p == "hasLocation" for k, p, _ in found)
     assert not any(k == "other" for k, _, _ in found)
     shapes.close()
+
+
+@pytest.mark.java
+def test_pack_check_says_what_of_the_shapes_is_not_checked(tmp_path: Path) -> None:
+    from harness.packcheck import check_pack
+
+    report = check_pack(_pack(tmp_path, 'shapes = true\nshape_files = ["shapes.ttl"]'))
+    assert not report.errors, [p.render() for p in report.errors]
+    codes = [p.code for p in report.warnings]
+    assert "shapes-not-checked" in codes and "shape-unbound" in codes
+    unbound = next(p for p in report.warnings if p.code == "shape-unbound")
+    assert EX + "serialNumber" in unbound.message
+    assert any("sh:or" in p.message for p in report.warnings if p.code == "shapes-not-checked")
+    (tmp_path / "off").mkdir()
+    quiet = check_pack(_pack(tmp_path / "off", ""))
+    assert not {"shapes-not-checked", "shape-unbound"} & {p.code for p in quiet.warnings}
