@@ -8,10 +8,12 @@ import tracemalloc
 from pathlib import Path
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bench.corpus import artifacts
 from effectors.testing import ScriptedProposer
-from harness.corpus import CorpusStream, read_corpus
+from harness.corpus import CorpusStream, _deeper_than, read_corpus
 from harness.driver import BatchRun
 from harness.pack import Pack
 from harness.store import artifact_bytes
@@ -62,3 +64,25 @@ def test_a_streamed_batch_keeps_bytes_not_models(tmp_path: Path, facility_pack: 
     assert held < 0.6 * corpus_bytes, (held, corpus_bytes)  # measured ~0.38
     result = batch.run()
     assert len(result.runs) == N and all(r.state == "COMMITTED" for r in result.runs)
+
+
+def _depth(node: object) -> int:
+    if isinstance(node, dict):
+        return 1 + max((_depth(v) for v in node.values()), default=0)
+    if isinstance(node, list):
+        return 1 + max((_depth(v) for v in node), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@given(value=_JSON, limit=st.integers(0, 10))
+def test_the_depth_check_says_what_a_full_walk_says(value: object, limit: int) -> None:
+    assert _deeper_than(value, limit) == (_depth(value) > limit)
