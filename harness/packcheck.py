@@ -500,9 +500,12 @@ class _Checker:
         if checked is None:
             return
         toml = pack.root / "pack.toml"
-        for why, n in sorted(checked.shapes.skipped.items()):
-            self.add("warning", "shapes-not-checked", f"{n} shape(s) with {why}: not checked "
-                     f"({len(checked.shapes.constraints)} constraint(s) are)", file=toml,
+        skipped = checked.shapes.skipped
+        if skipped:
+            kinds = ", ".join(f"{n} with {why}" for why, n in skipped.most_common())
+            self.add("warning", "shapes-not-checked", f"{sum(skipped.values())} shape(s) are "
+                     f"not checked ({len(checked.shapes.constraints)} constraint(s) are): "
+                     f"{kinds}", file=toml,
                      fix="nothing to do if the pack need not check them; else write the "
                      "constraint as a shape of a kind VALUE_GATE compiles, in shape_files")
         paths = sorted({(c.path, c.target) for c in checked.shapes.unbound})
