@@ -448,6 +448,8 @@ class PackConfig(_Strict):
                     )
         units = {q.column for q in self.prose.quantities if q.units}
         for a in self.prose.aggregates:
+            if a.table is not None and a.table not in self.tables:
+                raise ValueError(f"prose.aggregates: table {a.table!r} is not a bound table")
             ref = a.column or f"{a.table}."
             table, _, column = ref.partition(".")
             ok = table in self.tables and (
@@ -720,5 +722,4 @@ def load_pack(path: Path | str) -> Pack:
             file=pack.root / chapter,
             hint=f"fix [files].chapter in {toml_path}",
         )
-    _confine(pack, toml_path, text)
     return pack
