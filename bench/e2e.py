@@ -13,9 +13,11 @@ Stages: the batch's functions are wrapped with timers in the child (start-up = i
 session = pack, pools and gates; corpus = reading, checking and hashing every line;
 each gate's `judge`; the proposer; commit = the COMMIT effector's writes and ledger row;
 trace = every trace append and fsync; ledger = the runs' start and finish transactions;
-view = `current/corpus.jsonl` rebuilds; learning = the cycle and lessons after the batch;
-report). `harness_share` is the share of the batch's wall time outside gate and proposer
-calls. CPU seconds (user + system of the child) are given next to wall seconds: the cores
+view = `current/corpus.jsonl` rebuilds; agenda = the rules' decisions; scratch = the
+proposals' staging files; critique = assembling critiques; learning = the cycle and
+lessons after the batch; report; other = the rest of the batch's wall time).
+`harness_share` is the share of the batch's wall time outside gate and proposer calls.
+CPU seconds (user + system of the child) are given next to wall seconds: the cores
 are shared, so compare CPU figures across runs.
 """
 
@@ -48,9 +50,12 @@ class _Proxy:
 def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
     """Wrap the batch's functions with timers adding to `stages`; sessions go to `opened`."""
     from effectors.commit import Committer
+    from effectors.critique import Critic
     from harness import api, driver
+    from harness.agenda import Agenda
     from harness.learning import report as learn_report
     from harness.ledger import Ledger
+    from harness.scratch import Scratch
     from harness.trace.chain import TraceWriter
 
     active: set[str] = set()  # a stage inside itself (close() calling sync()) counts once
@@ -99,6 +104,9 @@ def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
         timed(Committer, name, "commit")
     for name in ("start_runs", "finish_runs"):
         timed(Ledger, name, "ledger")
+    timed(Agenda, "decide", "agenda")
+    timed(Scratch, "put", "scratch")
+    timed(Critic, "report", "critique")
 
 
 def _child_batch(corpus: Path, ws: Path, report: bool) -> dict[str, Any]:
