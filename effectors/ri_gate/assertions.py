@@ -45,17 +45,23 @@ when known, the line.
 
 from __future__ import annotations
 
-import json
 import re
 import string
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import duckdb
 
-from effectors.ri_gate.ddl import Schema, error_line, first_message_line, parse_message, quote
+from effectors.ri_gate.ddl import (
+    GENERATORS,
+    Schema,
+    error_line,
+    first_message_line,
+    parse_message,
+    quote,
+    sql_nodes,
+)
 from effectors.ri_gate.pool_tables import POOL_TABLE
 from harness.errors import PackError
 from harness.models import CRITIQUE_CODE_PATTERN
@@ -180,36 +186,19 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in value.split(",") if p.strip())
 
 
-# scalar functions whose result is as large as an argument says: one call can allocate
-# gigabytes outside DuckDB's memory limit, and DuckDB cannot interrupt it midway
-_GENERATORS = frozenset({"range", "generate_series", "repeat", "lpad", "rpad",
-                         "list_resize", "array_resize"})
-
-
-def _nodes(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _nodes(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _nodes(value)
-
-
 def _refuse_functions(path: Path, text: str, probe: duckdb.DuckDBPyConnection) -> None:
     """Refuse table functions and value generators, reading DuckDB's own parse tree."""
-    row = probe.execute("SELECT json_serialize_sql(?::VARCHAR)", [text]).fetchone()
-    tree = json.loads(row[0]) if row and isinstance(row[0], str) else {"error": True}
-    if tree.get("error"):
+    nodes = sql_nodes(text, probe)
+    if nodes is None:
         raise PackError("assertion cannot be read as one SELECT", file=path,
                         hint="return the violating rows with one plain SELECT")
-    for node in _nodes(tree):
+    for node in nodes:
         if node.get("type") == "TABLE_FUNCTION":
             fn = node.get("function") or {}
             name, loc = fn.get("function_name", "?"), node.get("query_location")
             why = (f"it reads the table function {name}(): assertions read only the "
                    "spine's tables and `_pool`")
-        elif node.get("class") == "FUNCTION" and node.get("function_name") in _GENERATORS:
+        elif node.get("class") == "FUNCTION" and node.get("function_name") in GENERATORS:
             name, loc = node["function_name"], node.get("query_location")
             why = (f"it calls {name}(), which builds a value as large as its argument says "
                    "(unbounded by the database's memory limit)")

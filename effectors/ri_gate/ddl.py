@@ -11,10 +11,11 @@ macros, inserts, settings) is a `PackError` naming the file and line.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import duckdb
 
@@ -171,6 +172,42 @@ def _statement_lines(text: str, queries: list[str]) -> list[int]:
     return lines
 
 
+# scalar functions whose result is as large as an argument says: one call can allocate
+# gigabytes outside DuckDB's memory limit, and DuckDB cannot interrupt it midway
+GENERATORS = frozenset(
+    {"range", "generate_series", "repeat", "lpad", "rpad", "list_resize", "array_resize"}
+)
+
+
+def sql_nodes(sql: str, con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]] | None:
+    """Every node of DuckDB's parse tree of a SELECT (`json_serialize_sql`); None when
+    DuckDB cannot serialise it."""
+    row = con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchone()
+    tree = json.loads(row[0]) if row and isinstance(row[0], str) else {"error": True}
+    if tree.get("error"):
+        return None
+    out: list[dict[str, Any]] = []
+    todo: list[Any] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            out.append(node)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    out.sort(key=lambda n: n.get("query_location", -1) if isinstance(
+        n.get("query_location"), int) else -1)
+    return out
+
+
+def generator_call(con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    """The name of a value generator (`GENERATORS`) the SELECT calls, if any."""
+    for node in sql_nodes(sql, con) or []:
+        if node.get("class") == "FUNCTION" and node.get("function_name") in GENERATORS:
+            return str(node["function_name"])
+    return None
+
+
 def _plan_words(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     """The words of the statement's physical plan (EXPLAIN runs nothing)."""
     text = " ".join(str(r[1]) for r in con.execute("EXPLAIN " + sql).fetchall())
@@ -187,6 +224,7 @@ def _run_statements(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> No
         raise PackError("spine DDL declares no tables", file=path,
                         hint="add CREATE TABLE statements")
     starts = _statement_lines(text, [s.query for s in statements])
+    seen: set[str] = set()  # CHECK expressions of the statements run so far
     for stmt, start in zip(statements, starts, strict=True):
         if stmt.type != duckdb.StatementType.CREATE:
             raise PackError(f"spine DDL may only contain CREATE TABLE, found {stmt.type.name}",
@@ -197,6 +235,17 @@ def _run_statements(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> No
                                 "query", file=path, line=start + 1,
                                 hint="declare the table's columns instead")
             con.execute(stmt.query)
+            checks = {str(r[0]) for r in con.execute(
+                "SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK'"
+            ).fetchall()}
+            for expr in sorted(checks - seen):
+                name = generator_call(con, f"SELECT {expr}")
+                if name is not None:
+                    raise PackError(f"a CHECK constraint calls {name}(), which builds a value as "
+                                    "large as its argument says (unbounded by the database's "
+                                    "memory limit)", file=path, line=start + 1,
+                                    hint="check the column's own value")
+            seen |= checks
         except duckdb.Error as exc:
             line = error_line(exc, start) or start + 1
             raise PackError(f"spine DDL is invalid: {first_message_line(exc)}", file=path,

@@ -223,3 +223,20 @@ def test_a_spine_runs_nothing_but_create_table(tmp_path: Path, extra: str) -> No
     err = info.value
     assert err.file is not None and err.file.endswith("spine.sql")
     assert err.line == 2
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "length(repeat(id, 1000000000)) > 0",
+        "len(range(n * 1000000000)) > 0",
+        "lpad(id, 1000000000, 'x') <> ''",
+    ],
+)
+def test_a_spine_check_that_builds_a_giant_value_is_refused(tmp_path: Path, check: str) -> None:
+    spine = f"CREATE TABLE t (id VARCHAR PRIMARY KEY,\n  n INTEGER CHECK ({check}));"
+    with pytest.raises(PackError) as info:
+        make_pack(tmp_path, "CREATE TABLE u (x INTEGER);\n" + spine, {"t": ["id"]})
+        RiGate.from_pack(load_pack(tmp_path))
+    err = info.value
+    assert err.file is not None and err.file.endswith("spine.sql") and err.line == 2
