@@ -633,6 +633,9 @@ def _confine(pack: Pack, toml_path: Path, text: str) -> None:
     ]
     named += [(("ontology", "imports", iri), f) for iri, f in
               pack.config.ontology.imports.items() if f != SKIP_IMPORT]
+    fields = pack.config.prose.fields
+    named += [(("prose", "fields", name, "references"), f.references)
+              for name, f in fields.items() if f.references is not None]
     for loc, value in named:
         why = path_outside(pack.root, value)
         if why is not None:
@@ -644,7 +647,9 @@ def _confine(pack: Pack, toml_path: Path, text: str) -> None:
                 hint="name a file or folder inside the pack folder, relative to it (copy "
                 "the file in rather than linking to it)",
             )
-    for folder in (pack.assertions_dir, pack.references_dir, pack.prompts_dir):
+    folders = [pack.assertions_dir, pack.references_dir, pack.prompts_dir]
+    folders += [pack.root / f.references for f in fields.values() if f.references is not None]
+    for folder in folders:
         if not folder.is_dir():
             continue
         for entry in sorted(folder.iterdir()):

@@ -351,3 +351,16 @@ def test_pack_check_reports_a_path_leaving_the_pack_and_reads_nothing_there(
         assert problem.file.endswith("stolen.txt")
     shown = str(report.as_dict())
     assert "wJalr" not in shown and "aws_secret" not in shown
+
+
+def test_a_prose_fields_references_folder_linked_outside_is_refused(
+    tmp_path: Path, secret: Path
+) -> None:
+    pack = _pack(tmp_path)
+    (pack / "notes_refs").symlink_to(secret.parent, target_is_directory=True)
+    toml = pack / "pack.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text + '\n[prose.fields.notes]\nreferences = "notes_refs"\n', encoding="utf-8")
+    err = _refused(pack)
+    assert err.file is not None and err.file.endswith("pack.toml")
+    assert err.line == len(text.splitlines()) + 3 and "symbolic link" in err.message
