@@ -358,17 +358,23 @@ class _Checker:
                  if files is not None and getattr(files, k) is not None]
         named += [(("ontology", "imports", iri), f) for iri, f in
                   (settings.imports if settings else {}).items() if f != SKIP_IMPORT]
+        prose: ProseSettings | None = self.parts.get("prose")
+        named += [(("prose", "fields", name, "references"), f.references) for name, f in
+                  (prose.fields if prose else {}).items() if f.references is not None]
         root, found = self.root.resolve(), False
         for loc, value in named:
             why = path_outside(root, value)
             if why is not None:
                 found = True
-                self.add("error", "file-outside", f"[{loc[0]}] {loc[-1]!s} = {value!r} {why}",
+                where = ".".join(str(p) for p in loc[:-1])
+                self.add("error", "file-outside", f"[{where}] {loc[-1]!s} = {value!r} {why}",
                          loc=loc, fix="name a file or folder inside the pack folder, "
                          "relative to it (copy the file in rather than linking to it)")
-        for label in ("assertions", "references", "prompts"):
-            folder = self.root / getattr(files, label) if files is not None else None
-            if found or folder is None or not folder.is_dir():
+        folders = [self.root / getattr(files, k) for k in ("assertions", "references", "prompts")
+                   if files is not None]
+        folders += [self.root / str(value) for loc, value in named if loc[0] == "prose"]
+        for folder in folders:
+            if found or not folder.is_dir():
                 continue
             for entry in sorted(folder.iterdir()):
                 if path_outside(root, str(entry.relative_to(self.root))) is not None:

@@ -364,3 +364,18 @@ def test_a_prose_fields_references_folder_linked_outside_is_refused(
     err = _refused(pack)
     assert err.file is not None and err.file.endswith("pack.toml")
     assert err.line == len(text.splitlines()) + 3 and "symbolic link" in err.message
+
+
+def test_pack_check_reports_a_prose_fields_folder_leaving_the_pack(
+    tmp_path: Path, secret: Path
+) -> None:
+    from harness.packcheck import check_pack
+
+    pack = _pack(tmp_path)
+    toml = pack / "pack.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text + '\n[prose.fields.notes]\nreferences = "refs"\n', encoding="utf-8")
+    (pack / "refs").mkdir()
+    (pack / "refs" / "stolen.txt").symlink_to(secret)
+    (problem,) = [p for p in check_pack(pack).errors if p.code == "file-outside"]
+    assert problem.file.endswith("stolen.txt")
