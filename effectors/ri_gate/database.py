@@ -53,7 +53,13 @@ class Database:
         # the connection lives in a holder the finalizer empties (at close, garbage
         # collection or interpreter exit), so no DuckDB object outlives the interpreter;
         # then the finalizer removes the spill folder
-        self._spill = Path(tempfile.mkdtemp(prefix="membrane-duckdb-"))
+        try:
+            self._spill = Path(tempfile.mkdtemp(prefix="membrane-duckdb-"))
+        except OSError as exc:  # no writable temporary folder: fail closed, saying so
+            raise InfrastructureError(
+                f"cannot create a temporary folder for DuckDB's spill files: {exc} (set TMPDIR "
+                "to a writable folder)"
+            ) from exc
         self._holder: list[duckdb.DuckDBPyConnection] = []
         self._close = weakref.finalize(self, _shutdown, self._holder, self._spill)
         self._holder.append(connect(memory_mb, self._spill / "spill"))

@@ -240,3 +240,20 @@ def test_a_spine_check_that_builds_a_giant_value_is_refused(tmp_path: Path, chec
         RiGate.from_pack(load_pack(tmp_path))
     err = info.value
     assert err.file is not None and err.file.endswith("spine.sql") and err.line == 2
+
+
+def test_no_writable_temporary_folder_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.errors import InfrastructureError
+
+    make_pack(tmp_path, SPINE, {"t": ["id"]})
+    pack = load_pack(tmp_path)
+
+    def refuse(*_args: object, **_kw: object) -> str:
+        raise PermissionError(13, "Permission denied", "/tmp")
+
+    monkeypatch.setattr("effectors.ri_gate.database.tempfile.mkdtemp", refuse)
+    with pytest.raises(InfrastructureError) as info:
+        RiGate.from_pack(pack)
+    assert "TMPDIR" in str(info.value)
