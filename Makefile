@@ -13,7 +13,7 @@ HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 PACK   ?= facility
 
-.PHONY: demo test test-slow test-all reliability hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
+.PHONY: demo test test-slow test-all reliability lock hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
 
 install: $(STAMP)
 
@@ -25,22 +25,36 @@ check-java:
 chromium:
 	@scripts/check-chromium
 
-$(STAMP): pyproject.toml constraints.txt | check-java
+# every dependency locked with hashes (issue 17; `make lock` regenerates the locks from
+# pyproject.toml and constraints*.txt): pip installs uv and setuptools by hash, uv installs the
+# locked set (--require-hashes), then the project itself without dependencies
+LOCK := requirements
+UV   := $(BIN)/uv
+$(STAMP): pyproject.toml $(LOCK)/bootstrap.lock $(LOCK)/main.lock | check-java
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,serve,acp]'
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(LOCK)/bootstrap.lock
+	$(UV) pip install -q --python $(BIN)/python --require-hashes -r $(LOCK)/main.lock
+	$(UV) pip install -q --python $(BIN)/python --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
 # installs generic top-level modules (tools, utils, agent): it gets its own environment.
 hermes: $(HERMES_STAMP)
 
-$(HERMES_STAMP): constraints-hermes.txt
+$(HERMES_STAMP): $(LOCK)/hermes.lock | $(STAMP)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
-	$(HERMES_VENV)/bin/python -m pip install -q -c constraints-hermes.txt 'hermes-agent[acp,mcp]==0.19.0'
+	$(UV) pip install -q --python $(HERMES_VENV)/bin/python --require-hashes -r $(LOCK)/hermes.lock
 	@touch $(HERMES_STAMP)
+
+# regenerate the locks after changing pyproject.toml, constraints.txt or constraints-hermes.txt
+# (main: every platform; hermes: Linux, as hermes-agent 0.19.0 cannot resolve on Windows)
+UV_COMPILE := $(UV) pip compile --quiet --python-version 3.11.5 --generate-hashes --custom-compile-command "make lock"
+lock: $(STAMP)
+	$(UV_COMPILE) --universal $(LOCK)/tools.in -o $(LOCK)/bootstrap.lock
+	$(UV_COMPILE) --universal pyproject.toml --extra dev --extra serve --extra acp -c constraints.txt $(LOCK)/tools.in -o $(LOCK)/main.lock
+	$(UV_COMPILE) --python-platform linux $(LOCK)/hermes.in -c constraints-hermes.txt -o $(LOCK)/hermes.lock
 
 demo: $(STAMP)
 ifeq ($(PACK),facility)
