@@ -312,8 +312,10 @@ def test_batch_equals_single(facility: RiGate) -> None:
 
 
 def test_unrepresentable_cells_are_type_findings(small: RiGate) -> None:
-    v = judge1(small, art(p=[p_row(10**5000, "x", 1), p_row(1, "\ud800", 2),
-                             p_row(2, "nul\x00byte", 3)]))
+    rows = [p_row(10**5000, "x", 1), p_row(1, "\ud800", 2), p_row(2, "nul\x00byte", 3)]
+    # unvalidated: `Artifact` refuses an integer past 64 bits when it is read; the gate
+    # must still survive one that bypassed that (a third-party proposer's model_construct)
+    v = judge1(small, Artifact.model_construct(id="a", tables={"p": rows}))
     found = [(c.code, c.location.row, c.location.column, c.observed) for c in v.critiques]
     assert found == [("ri.type", 0, "a", "<integer of 16610 bits>"),
                      ("ri.type", 1, "b", "'\\ud800'")]
