@@ -44,7 +44,6 @@ from effectors.prose.exclude import Exclusions
 from effectors.prose.injection import injection_critiques
 from effectors.prose.length import LengthBand, word_count
 from effectors.prose.matcher import Anchor, CachedResolver, EntityMatcher, Mention
-from effectors.prose.nogc import no_cyclic_gc
 from effectors.prose.scope import Heads, not_asserted
 from effectors.prose.text import Sentences, truncation_rules
 from effectors.prose.workers import ProsePool, chunks
@@ -141,9 +140,8 @@ class ProseGate:
         return self.judge_here(candidates)
 
     def judge_here(self, candidates: Sequence[Artifact]) -> list[Verdict]:
-        """The verdicts, judged in this process (the cyclic collector paused: `nogc`)."""
-        with no_cyclic_gc():
-            return [self._judge_one(a) for a in candidates]
+        """The verdicts, judged in this process."""
+        return [self._judge_one(a) for a in candidates]
 
     def wait_ready(self) -> bool:
         """Block until the worker processes are up (True), or report that there are none

@@ -5,16 +5,22 @@ these hold the parts that can drift."""
 
 from __future__ import annotations
 
-import gc
+import random
 import re
+from bisect import bisect_right
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from effectors.prose import aggregate as A
-from effectors.prose.nogc import no_cyclic_gc
+from effectors.prose import claims as C
+from effectors.prose.subject import AMBIGUOUS, RESPECTIVELY
+from effectors.prose_gate import ProseGate
+from harness.models import Artifact
 from harness.pack import load_pack
+from harness.pools import Pools
 from tests.conftest import FACILITY
 
 _AGG_WORDS = [
@@ -81,23 +87,6 @@ def test_aggregate_prefilter_is_off_for_phrases_that_are_not_ascii() -> None:
     assert not A._may_match(("more",), "less than")
 
 
-def test_the_cyclic_collector_is_paused_and_restored() -> None:
-    assert gc.isenabled()
-    with no_cyclic_gc():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(ValueError), no_cyclic_gc():
-        raise ValueError("judging failed")
-    assert gc.isenabled()  # restored on error too
-    gc.disable()
-    try:
-        with no_cyclic_gc():
-            pass
-        assert not gc.isenabled()  # left as it was found
-    finally:
-        gc.enable()
-
-
 def test_a_rule_regex_still_finds_its_phrase_across_white_space() -> None:
     checker = A.AggregateChecker(load_pack(FACILITY))
     compare = next(r for r in checker.rules if r.kind == "compare")
@@ -105,3 +94,188 @@ def test_a_rule_regex_still_finds_its_phrase_across_white_space() -> None:
     text = "EQ-001 draws MORE\tPOWER  than EQ-002."
     assert A._may_match(compare.firsts[id(compare.more)], text.lower())
     assert re.search(compare.more, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789aZkW -.,é٠²\n")), max_size=40))
+def test_a_digit_before_a_letter_is_found_as_the_regex_finds_it(text: str) -> None:
+    assert C._digit_letter(text) == (C._DIGIT_LETTER.search(text) is not None)
+
+
+# -- the claim loop: its inline cases against the general helpers -----------------------
+
+
+def _slow_check(
+    cc: C.ClaimChecker,
+    artifact: Artifact,
+    prose: str,
+    mentions: Any,
+    hits: Any,
+    sentences: Any,
+    index: C.ArtifactIndex,
+) -> tuple[int, list[C.Mismatch], list[str]]:
+    """`ClaimChecker.check` as it was before its usual cases were written out inline: every
+    claim read by `_read`, its subject found by `_subject`, judged by `_verdict`."""
+    hits = cc._attached(prose, hits)
+    if not hits or not prose:
+        return 0, [], []
+    anchors = cc._anchors(mentions, index, prose)
+    starts = [a[0] for a in anchors]
+    sent_starts, sent_spans = sentences.starts, sentences.spans or [(0, len(prose))]
+    judged, out, skipped = 0, [], []
+    together = (
+        C._sentences_with(RESPECTIVELY, prose, sent_spans) if "espectively" in prose else set()
+    )
+    pending: dict[int, list[Any]] = {}
+    memo = C._Memo(prose, index)
+    for payload, hs, he in hits:
+        claim = cc._read(prose, hs, he, anchors, starts, cc.cue_entries[payload])
+        if claim is None:
+            continue
+        source, cs, ce, value, obj = claim
+        si = (bisect_right(sent_starts, cs) or 1) - 1
+        if si in together:
+            pending.setdefault(si, []).append(claim)
+            continue
+        rows = cc._subject(prose, source, cs, ce, anchors, starts, sent_spans, si, memo)
+        if rows <= 0:
+            skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
+            continue
+        verdict = cc._verdict(source, rows, value, obj, index)
+        if verdict is None:
+            continue
+        judged += 1
+        if not verdict:
+            out.append(
+                cc._mismatch(artifact, prose, source, (cs, ce, value, obj), sent_spans[si], rows)
+            )
+    judged += sum(
+        cc._respectively(artifact, prose, claims, sent_spans[si], anchors, index, out, skipped)
+        for si, claims in pending.items()
+    )
+    return judged, out, skipped
+
+
+def _slow_joined(
+    index: C.ArtifactIndex, table: str, through: tuple[str, ...]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """`ArtifactIndex.joined` as first written: name by name over the source's lookups."""
+    own = index.lookup.get(table) or ({}, {})
+    target = index.keys.get(table, {})
+    ents: dict[str, int] = {}
+    keyed: dict[str, int] = {}
+    for ref in through:
+        src, _, col = ref.partition(".")
+        masks = [target.get(str(c), 0) if c is not None else 0 for c in index.cells(src, col)]
+        for names, into in ((index.ents.get(src, {}), ents), (index.keys.get(src, {}), keyed)):
+            for name, rows in names.items():
+                reached = 0
+                for r in C._bits(rows):
+                    reached |= masks[r] if r < len(masks) else 0
+                if reached:
+                    into[name] = into.get(name, 0) | reached
+    ents.update(own[0])
+    keyed.update(own[1])
+    return ents, keyed
+
+
+def _perturbed(rng: random.Random, a: Artifact) -> Artifact:
+    """The artifact with its prose or one cell changed (numbers, words, units, order)."""
+    d = a.model_dump(mode="json")
+    p: str = d["prose"]
+    for _ in range(rng.randint(1, 3)):
+        op = rng.randrange(5)
+        if op == 0 and (nums := list(re.finditer(r"\d+(?:\.\d+)?", p))):
+            m = rng.choice(nums)
+            p = (
+                p[: m.start()]
+                + str(round(float(m.group()) * rng.choice([0.5, 1.01, 2]), 1))
+                + p[m.end() :]
+            )
+        elif op == 1:
+            words = p.split(" ")
+            del words[rng.randrange(len(words))]
+            p = " ".join(words)
+        elif op == 2:
+            at = rng.choice([m.start() for m in re.finditer(" ", p)] or [0])
+            p = (
+                p[:at]
+                + rng.choice(
+                    [
+                        " respectively",
+                        "; while",
+                        " It draws 45 kW.",
+                        " 45kW",
+                        " EQ-001 and EQ-002",
+                        " not",
+                        " under",
+                    ]
+                )
+                + p[at:]
+            )
+        elif op == 3:
+            p = p.replace("kW", rng.choice(["KW", "MW", "kilowatts"]), rng.randint(1, 3))
+        else:
+            rows = d["tables"]["equipment"]
+            rows[rng.randrange(len(rows))]["room_id"] = rng.choice(
+                [r["room_id"] for r in d["tables"]["rooms"]]
+            )
+    d["prose"] = p
+    return Artifact.model_validate(d)
+
+
+@pytest.fixture(scope="module")
+def real_pools(tmp_path_factory: pytest.TempPathFactory) -> Pools:
+    from ontology import load_pools
+
+    return load_pools(load_pack(FACILITY), tmp_path_factory.mktemp("pools"))
+
+
+@pytest.mark.java
+def test_the_claim_loop_judges_as_its_general_helpers_do(
+    real_pools: Pools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On benchmark artifacts, the natural-style set and perturbed copies of both: the claim
+    loop (relations, units, subjects and one-row verdicts inline) gives the claims judged,
+    the mismatches and the skipped claims the general helpers give; the row-wise join gives
+    the name-wise one."""
+    from bench.prose_gate import long_artifacts
+    from tests.effectors.prose_scoring import natural_set
+
+    gate = ProseGate(load_pack(FACILITY), real_pools)
+    cc = gate.claims
+    fast = C.ClaimChecker.check
+    compared = {"claims": 0, "mismatches": 0, "skipped": 0, "joins": 0}
+
+    def both(
+        self: C.ClaimChecker,
+        artifact: Artifact,
+        prose: str,
+        mentions: Any,
+        hits: Any,
+        sentences: Any,
+        index: C.ArtifactIndex | None = None,
+    ) -> Any:
+        assert index is not None
+        slow = _slow_check(
+            self, artifact, prose, mentions, hits, sentences, C.ArtifactIndex(self, artifact)
+        )
+        got = fast(self, artifact, prose, mentions, hits, sentences, index)
+        assert (got[0], got[1], self.skipped) == slow, artifact.id
+        for (table, column), through in self.through.items():
+            fresh = C.ArtifactIndex(self, artifact)
+            assert fresh.joined(table, through) == _slow_joined(fresh, table, through), column
+            compared["joins"] += 1
+        compared["claims"] += got[0]
+        compared["mismatches"] += len(got[1])
+        compared["skipped"] += len(self.skipped)
+        return got
+
+    monkeypatch.setattr(C.ClaimChecker, "check", both)
+    rng = random.Random(20)
+    samples = [*long_artifacts(40), *natural_set()[0]]
+    samples += [_perturbed(rng, rng.choice(samples)) for _ in range(300)]
+    gate.judge(samples)
+    assert cc.cues is not None
+    assert compared["claims"] > 3000 and compared["mismatches"] > 50, compared
+    assert compared["skipped"] > 5 and compared["joins"] > 500, compared
