@@ -60,7 +60,8 @@ PROSE_FIELD_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 _PROSE_FIELD_RE = re.compile(PROSE_FIELD_PATTERN)
 MAX_PROSE_FIELDS = 16
 MAX_ROWS_PER_TABLE = 10_000
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# what the commit's serialiser (orjson) can write: 64-bit signed, or unsigned up to 2**64 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**64 - 1
 
 Cell = str | int | float | bool | None
 
@@ -186,8 +187,8 @@ class Artifact(Frozen):
                 raise ValueError(f"table {name!r} has {len(rows)} rows (max {MAX_ROWS_PER_TABLE})")
             for i, row in enumerate(rows):
                 for column, cell in row.items():
-                    # an int past 64 bits: JSON may hold it, but neither the commit's
-                    # serialiser nor DuckDB can (it was refused only at commit, a crash)
+                    # an int past 64 bits: JSON may hold it, but the commit's serialiser
+                    # cannot (it was refused only at commit, a crash)
                     if type(cell) is int and not _INT64_MIN <= cell <= _INT64_MAX:
                         raise ValueError(
                             f"table {name!r} row {i} column {column!r}: an integer of "

@@ -302,10 +302,10 @@ def test_location_field_round_trips() -> None:
     assert Location.model_validate_json(loc.model_dump_json()) == loc
 
 
-@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**40])
+@pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 10**40])
 def test_integers_past_64_bits_are_refused_at_the_boundary(value: int) -> None:
     """JSON holds them, but neither the commit's serialiser nor DuckDB can: refused when
     the artifact is read (a bad line), not a crash at commit."""
     with pytest.raises(ValidationError, match="does not fit in 64"):
         Artifact(id="a", tables={"t": [{"x": value}]})
-    assert Artifact(id="a", tables={"t": [{"x": 2**63 - 1, "y": -(2**63), "z": True}]})
+    assert Artifact(id="a", tables={"t": [{"x": 2**64 - 1, "y": -(2**63), "z": True}]})
