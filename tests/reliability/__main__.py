@@ -150,6 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--timed", type=int, default=80, help="timed kills")
     ap.add_argument("--only", default="", help="comma-separated probes: crash,soak,pytest")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--log", type=Path, help="append each try's result to this JSONL file")
     args = ap.parse_args(argv)
     only = set(filter(None, args.only.split(","))) or {"crash", "soak", "pytest"}
     t0 = time.monotonic()
@@ -169,8 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tasks += _quick_plan(ref)
             else:
                 matrix.review_reference(ref, base, 4)
-                tasks += matrix.plan(
-                    ref, per_step=args.per_step, recovery=5, timed=args.timed, review=4
+                tasks += matrix.interleave(
+                    matrix.plan(ref, per_step=args.per_step, recovery=5, timed=args.timed, review=4)
                 )
         _STATE["ref"] = ref
         results: list[dict[str, Any]] = []
@@ -180,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with ctx.Pool(max(1, min(2, args.workers))) as pool:
             for res in pool.imap_unordered(_work, tasks):
                 results.append(res)
+                if args.log is not None:
+                    with args.log.open("a") as fh:
+                        fh.write(json.dumps(res) + "\n")
                 if not args.json and not res.get("clean", True) and "point" in res:
                     print(
                         f"FAILED {res['probe']} {res['point']}: {res['problems'][:2]}",

@@ -533,6 +533,22 @@ def plan(ref: Reference, *, per_step: int, recovery: int, timed: int, review: in
     return tasks
 
 
+def interleave(tasks: list[Task]) -> list[Task]:
+    """Round-robin over the kinds of try and their steps (a run stopped early has tried
+    each step)."""
+    kinds: dict[str, list[Task]] = {}
+    for t in tasks:
+        step = t.args[-1] if t.kind == "recovery" else t.args[0]
+        key = f"{t.kind}:{step.name.split('#')[0]}" if isinstance(step, Point) else t.kind
+        kinds.setdefault(key, []).append(t)
+    out: list[Task] = []
+    while any(kinds.values()):
+        for queue in kinds.values():
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
 def run_task(ref: Reference, base: Path, task: Task) -> Outcome:
     try:
         if task.kind == "point":

@@ -1,6 +1,6 @@
 """The soak (issue 17): 30 batches back to back in one workspace, each on the next slice of
 the demo corpus, about half of them first killed by a real SIGKILL at a random moment and
-rerun. Each completing batch reports its peak RSS and the file descriptors still open as
+rerun, against the same 30 batches run without a kill. Each completing batch reports its peak RSS and the file descriptors still open as
 it ends; at the end nothing is lost (the corpus equals one uninterrupted batch of the same
 artifacts, byte for byte) and RSS and descriptors are flat across the 30 batches."""
 
@@ -21,18 +21,47 @@ PER_BATCH = 4
 RSS_GROWTH = 0.15  # the last five batches' median peak RSS within 15% of the first five's
 
 
+def _batches(
+    ws: Path, parts: list[Path], out: Path, rng: random.Random | None, o: Outcome
+) -> tuple[list[int], list[int]]:
+    """Run each slice in turn in `ws` (with `rng`, about half of them first killed at a
+    random moment); the peak RSS and open descriptors of each completing batch."""
+    rss: list[int] = []
+    fds: list[int] = []
+    for i, part in enumerate(parts):
+        if rng is not None and rng.random() < 0.5:  # a real kill at a random moment
+            child = proc.start(batch_argv(part, ws), out / "soak-kill.out")
+            time.sleep(rng.uniform(0.2, 3.5))
+            if child.poll() is None:
+                child.kill()
+                if child.wait() == proc.KILLED:
+                    o.killed += 1
+        code, child = proc.run(batch_argv(part, ws), out / "soak.out", stats=True)
+        if code != 0:
+            o.problems.append(f"batch {i} exited {code}: {child.text()[-600:]}")
+            continue
+        stats = child.stats()
+        rss.append(stats.get("rss_kib", 0))
+        fds.append(stats.get("fds", 0))
+    return rss, fds
+
+
 def run_soak(cache: Path, base: Path, batches: int = BATCHES) -> tuple[Outcome, dict[str, Any]]:
+    """The reference is the same 30 batches run without a kill: the learning cycle after each
+    batch changes what later batches' proposer chooses, so one batch of all 120 artifacts
+    is not the same run."""
     t0 = time.monotonic()
-    rng = random.Random(30)
     o = Outcome("soak", f"{batches} batches")
     base.mkdir(parents=True, exist_ok=True)
     lines = DEMO.read_text().splitlines(keepends=True)[: batches * PER_BATCH]
-    whole = base / "soak-all.jsonl"
-    whole.write_text("".join(lines))
+    parts = []
+    for i in range(batches):
+        part = base / f"soak-{i:02d}.jsonl"
+        part.write_text("".join(lines[i * PER_BATCH : (i + 1) * PER_BATCH]))
+        parts.append(part)
     ref_ws = fresh_ws(base, "soak-reference", cache)
-    code, child = proc.run(batch_argv(whole, ref_ws), base / "soak-ref.out")
-    if code != 0:
-        o.problems.append(f"the uninterrupted soak batch exited {code}: {child.text()[-600:]}")
+    _batches(ref_ws, parts, base, None, o)
+    if o.problems:
         return o, {}
     db = sqlite3.connect(ref_ws / ".membrane" / "ledger.sqlite")
     try:
@@ -40,27 +69,9 @@ def run_soak(cache: Path, base: Path, batches: int = BATCHES) -> tuple[Outcome, 
     finally:
         db.close()
     want = (ref_ws / "current" / "corpus.jsonl").read_bytes()
-    ref = Reference(whole, want, commits, {}, 0.0, cache)
+    ref = Reference(parts[0], want, commits, {}, 0.0, cache)
     ws = fresh_ws(base, "soak", cache)
-    rss: list[int] = []
-    fds: list[int] = []
-    for i in range(batches):
-        part = base / f"soak-{i:02d}.jsonl"
-        part.write_text("".join(lines[i * PER_BATCH : (i + 1) * PER_BATCH]))
-        if rng.random() < 0.5:  # a real kill at a random moment, then the rerun
-            child = proc.start(batch_argv(part, ws), base / "soak-kill.out")
-            time.sleep(rng.uniform(0.2, 3.5))
-            if child.poll() is None:
-                child.kill()
-                if child.wait() == proc.KILLED:
-                    o.killed += 1
-        code, child = proc.run(batch_argv(part, ws), base / "soak.out", stats=True)
-        if code != 0:
-            o.problems.append(f"batch {i} exited {code}: {child.text()[-600:]}")
-            continue
-        stats = child.stats()
-        rss.append(stats.get("rss_kib", 0))
-        fds.append(stats.get("fds", 0))
+    rss, fds = _batches(ws, parts, base, random.Random(30), o)
     probs, lost = check(ws, ref, want, base / "soak-check.out")
     o.problems += probs
     o.lost = lost
