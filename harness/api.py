@@ -397,7 +397,7 @@ def _empty_corpus(corpus: Path) -> CorpusError:
     return CorpusError(
         "the corpus has no artifacts (the file is empty or all blank lines)",
         file=corpus,
-        hint="one JSON artifact per line; see the corpus format in README.md",
+        hint="one JSON artifact per line; see the corpus format in docs/reference/corpus-format.md",
     )
 
 

@@ -424,7 +424,7 @@ def _parser() -> argparse.ArgumentParser:
         "--pack", metavar="DIR", help="the ruleset this pack chooses ([policy] rules)"
     )
     rs.add_argument(
-        "--mermaid", action="store_true", help="a Mermaid state diagram (README's is this)"
+        "--mermaid", action="store_true", help="a Mermaid state diagram (docs/explanation/loop.md shows this one)"
     )
     return p
 

@@ -124,7 +124,7 @@ def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifac
             f"invalid artifact at `{where}`: {first['msg']}",
             file=file,
             line=line,
-            hint="see the corpus format in README.md",
+            hint="see the corpus format in docs/reference/corpus-format.md",
         ) from exc
     problem = check_against_pack(artifact, pack)
     if problem:

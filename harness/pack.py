@@ -693,7 +693,7 @@ def load_pack(path: Path | str) -> Pack:
         raise PackError(
             f"pack.toml is invalid at `{where}`: {first['msg']}",
             file=toml_path,
-            hint=f"{len(exc.errors())} problem(s) in all; see the pack format in README.md",
+            hint=f"{len(exc.errors())} problem(s) in all; see the pack format in docs/reference/pack-toml.md",
         ) from exc
     pack = Pack(root=root.resolve(), config=config)
     _confine(pack, toml_path, text)

@@ -81,10 +81,10 @@ _SECTIONS: dict[str, tuple[type[BaseModel] | None, bool]] = {
     "policy": (Policy, False),
     "bounds": (Bounds, False),
 }
-_GUIDE = "see 'Writing a pack' and the pack format in README.md"
+_GUIDE = "see docs/how-to/write-a-pack.md and docs/reference/pack-toml.md"
 _FIXES = {  # for the engines' PackErrors that carry no hint of their own
-    "assertion": "fix that line of the assertion (header format: see 'Assertions' in "
-    "README.md); `-- severity:` is error, warn or info",
+    "assertion": "fix that line of the assertion (header format: see "
+    "docs/how-to/write-an-assertion.md); `-- severity:` is error, warn or info",
     "spine": "keep spine.sql to CREATE TABLE statements DuckDB parses",
     "ontology": "check it opens in Protégé and is consistent (HermiT)",
 }

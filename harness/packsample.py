@@ -273,7 +273,7 @@ def _artifact(payload: object, path: Path, line: int) -> Artifact:
             f"invalid artifact at `{where}`: {first['msg']}",
             file=path,
             line=line,
-            hint="see the corpus format in README.md",
+            hint="see the corpus format in docs/reference/corpus-format.md",
         ) from exc
 
 

@@ -128,7 +128,7 @@ def make_similarity(s: CorrectionsConfig) -> Similarity:
     if not embeddings_available():
         raise ConfigError(
             '[learning.corrections] similarity = "embeddings" needs the `embeddings` extra',
-            hint="pip install 'membrane[embeddings]' (see README), or similarity = \"lexical\"",
+            hint="pip install 'membrane[embeddings]' (see docs/explanation/corrections.md), or similarity = \"lexical\"",
         )
     return embedding_similarity(s.embedding_threshold)
 

@@ -226,14 +226,14 @@ def load_settings(**overrides: Any) -> LearningSettings:
     except SettingsError as exc:  # a value the environment source could not decode
         raise ConfigError(
             f"a LEARNING_* environment variable does not parse: {exc}",
-            hint="fix or unset it (see README, Lessons)",
+            hint="fix or unset it (see docs/explanation/lessons.md)",
         ) from exc
     except ValidationError as exc:
         err = exc.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else "?"
         raise ConfigError(
             f"LEARNING_{field.upper()}: {err['msg']}",
-            hint="fix or unset the environment variable (see README, Lessons)",
+            hint="fix or unset the environment variable (see docs/explanation/lessons.md)",
         ) from exc
 
 
