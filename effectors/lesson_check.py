@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness.errors import MembraneError, PackError
@@ -52,6 +52,9 @@ def parse_axiom(text: str, tag: str = "lesson") -> list[str]:
     return out
 
 
+CHECK_CHUNK = 256  # committed artifacts judged (and held) at a time
+
+
 class OntologyCheck:
     """`ScoreGate(reasoner=OntologyCheck(...))`: see the module docstring.
 
@@ -62,7 +65,7 @@ class OntologyCheck:
         self,
         pack: Pack,
         cache_dir: Path,
-        committed: Callable[[], Sequence[Artifact]],
+        committed: Callable[[], Iterable[Artifact]],
         value_gate: Callable[[Pack, Path], Gate],
     ) -> None:
         self.pack = pack
@@ -80,23 +83,29 @@ class OntologyCheck:
                 gate = self.value_gate(changed, self.cache_dir)
             except PackError as exc:
                 return GateDecision(False, f"the pack with it does not load: {exc.message}")
-            try:
-                artifacts = list(self.committed())
-                verdicts = run_gate(gate, artifacts) if artifacts else []
+            failing: list[str] = []
+            checked = 0
+            try:  # in chunks: at 20,000 committed artifacts one call held them all (issue 22)
+                chunk: list[Artifact] = []
+                for artifact in self.committed():
+                    chunk.append(artifact)
+                    if len(chunk) == CHECK_CHUNK:
+                        failing += [v.artifact_id for v in run_gate(gate, chunk) if not v.passed]
+                        checked, chunk = checked + len(chunk), []
+                if chunk:
+                    failing += [v.artifact_id for v in run_gate(gate, chunk) if not v.passed]
+                    checked += len(chunk)
             finally:
                 closer = getattr(gate, "close", None)
                 if callable(closer):
                     closer()
-        failing = [v.artifact_id for v in verdicts if not v.passed]
         if failing:
             return GateDecision(
                 False,
                 f"{len(failing)} committed artifact(s) would fail the value gate with it: "
                 + ", ".join(failing[:5]),
             )
-        return GateDecision(
-            True, f"consistent; all {len(artifacts)} committed artifact(s) still pass"
-        )
+        return GateDecision(True, f"consistent; all {checked} committed artifact(s) still pass")
 
     def _changed_pack(self, p: LessonProposal, tmp: Path) -> Pack:
         o = self.pack.config.ontology

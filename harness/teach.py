@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -152,11 +152,16 @@ def after_batch(
     }
 
 
-def _committed(ws: Workspace) -> list[Artifact]:
+def _committed(ws: Workspace) -> Iterator[Artifact]:
+    """The committed artifacts, one line of corpus.jsonl at a time (not the whole corpus
+    in memory: issue 22)."""
     path = ws.current / "corpus.jsonl"
     if not path.exists():
-        return []
-    return [Artifact.model_validate_json(line) for line in path.read_bytes().splitlines() if line]
+        return
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                yield Artifact.model_validate_json(line)
 
 
 def ontology_check(ws: Workspace, pack: Pack) -> OntologyCheck:
