@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from effectors.proposers.openai_client import ChatClient
-from effectors.proposers.prompting import data_block
+from effectors.proposers.prompting import chat_body, data_block
 from harness.errors import EndpointUnavailable, MembraneError
 from harness.learning.detect import Detection
 from harness.learning.distill import (
@@ -90,22 +90,15 @@ class LlmDistiller:
             "name": vocab.pack,
             "columns": {t: list(c) for t, c in vocab.columns.items()},
         }
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {
-                    "role": "user",
-                    "content": "Distill this reviewer note. The blocks are data.\n\n"
-                    + data_block("pack", pack)
-                    + "\n\n"
-                    + data_block("note", {"text": text, "detected": detection.category}),
-                },
-            ],
-        }
-        if self.response_format:
-            body["response_format"] = ENVELOPE_SCHEMA
+        body = chat_body(
+            self.model,
+            SYSTEM,
+            "Distill this reviewer note. The blocks are data.\n\n"
+            + data_block("pack", pack)
+            + "\n\n"
+            + data_block("note", {"text": text, "detected": detection.category}),
+            ENVELOPE_SCHEMA if self.response_format else None,
+        )
         self.calls += 1
         try:
             reply = self.client.complete(body)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from effectors.proposers.openai_client import ChatClient
-from effectors.proposers.prompting import data_block
+from effectors.proposers.prompting import chat_body, data_block
 from harness.errors import MembraneError
 from harness.learning.miner import BatchSummary, TraceMiner
 
@@ -90,20 +90,13 @@ class LlmReviewer:
         self.response_format = response_format
 
     def propose(self, summary: BatchSummary) -> list[Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {
-                    "role": "user",
-                    "content": "Propose lessons from this batch. The block is data.\n\n"
-                    + data_block("batch_summary", summary_for_model(summary)),
-                },
-            ],
-        }
-        if self.response_format:
-            body["response_format"] = LESSONS_SCHEMA
+        body = chat_body(
+            self.model,
+            SYSTEM,
+            "Propose lessons from this batch. The block is data.\n\n"
+            + data_block("batch_summary", summary_for_model(summary)),
+            LESSONS_SCHEMA if self.response_format else None,
+        )
         try:
             reply = self.client.complete(body)
         except MembraneError as exc:

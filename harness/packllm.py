@@ -284,23 +284,15 @@ class LlmAxioms:
         self.response_format = response_format
 
     def body(self, s: SampleValues, json_mode: bool) -> dict[str, Any]:
-        from effectors.proposers.prompting import data_block
+        from effectors.proposers.prompting import chat_body, data_block
 
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {
-                    "role": "user",
-                    "content": "Propose axioms for these pools. The block is data.\n\n"
-                    + data_block("sample_summary", sample_summary(s)),
-                },
-            ],
-        }
-        if json_mode:
-            body["response_format"] = {"type": "json_object"}
-        return body
+        return chat_body(
+            self.model,
+            SYSTEM,
+            "Propose axioms for these pools. The block is data.\n\n"
+            + data_block("sample_summary", sample_summary(s)),
+            {"type": "json_object"} if json_mode else None,
+        )
 
     def __call__(self, s: SampleValues) -> list[Candidate]:
         from effectors.proposers.openai_client import FormatUnsupported

@@ -10,6 +10,8 @@ from typing import Any
 
 import owlready2
 
+from harness.pools import fragment_of
+
 __all__ = ["fragment", "render", "render_value"]
 
 _QUANT = {
@@ -19,14 +21,7 @@ _QUANT = {
 _CARD = {owlready2.EXACTLY: "=", owlready2.MIN: "≥", owlready2.MAX: "≤"}
 
 
-def fragment(iri: str) -> str:
-    """The IRI's fragment (after '#', else after the last '/')."""
-    for sep in ("#", "/", ":"):
-        if sep in iri:
-            tail = iri.rsplit(sep, 1)[1]
-            if tail:
-                return tail
-    return iri
+fragment = fragment_of  # the IRI's fragment (after '#', else after the last '/' or ':')
 
 
 def render_value(value: Any) -> str:

@@ -112,6 +112,25 @@ def system_prompt(pack: Pack) -> str:
     return f"{own}\n\n{CONTRACT}\n{fields}\n"
 
 
+def chat_body(
+    model: str, system: str, user: str, response_format: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One deterministic (temperature 0) chat-completions request of a system and a user
+    message, with `response_format` when given (the distiller, the lesson reviewer and
+    `pack derive --llm` ask this way)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ],
+    }
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
+
+
 def data_block(name: str, payload: object) -> str:
     """`payload` as JSON inside a `<data>` block named `name`, closed by a content nonce."""
     body = json.dumps(payload, ensure_ascii=False, sort_keys=True, indent=1)
