@@ -100,6 +100,30 @@ class BatchSummary:
         return out
 
 
+def _slim_proposal(ev: dict[str, Any]) -> dict[str, Any]:
+    """What the miner reads of a proposal record: its lessons, the cells it changed (from
+    attempt 2: the seed's record lists every cell of the input) and whether it changed the
+    prose. Whole records of every run were ~1 GB after a 20,000-artifact batch (issue 22)."""
+    changes = ev.get("changes", []) if int(ev["attempt"]) >= 2 else []
+    return {
+        "lessons": ev.get("lessons", ()),
+        "prose_changed": ev.get("prose_changed"),
+        "changes": [{"cell": c["cell"]} for c in changes],
+    }
+
+
+def _slim_verdict(ev: dict[str, Any]) -> dict[str, Any]:
+    """What the miner and the lesson reviewer read of a verdict record: its gate, whether
+    it passed, and each critique's code, severity and location (not messages, evidence or
+    hints)."""
+    out: dict[str, Any] = {k: ev[k] for k in ("gate", "passed") if k in ev}
+    out["critiques"] = [
+        {k: c[k] for k in ("code", "severity", "location") if k in c}
+        for c in ev.get("critiques", [])
+    ]
+    return out
+
+
 def summarise(
     ws: Workspace,
     pack: Pack,
@@ -118,9 +142,9 @@ def summarise(
             for _n, ev in read_trace(path):
                 kind = ev.get("kind")
                 if kind == "proposal":
-                    r.proposals[int(ev["attempt"])] = ev
+                    r.proposals[int(ev["attempt"])] = _slim_proposal(ev)
                 elif kind == "verdict":
-                    r.verdicts[int(ev["attempt"])].append(ev)
+                    r.verdicts[int(ev["attempt"])].append(_slim_verdict(ev))
         except Exception:  # a damaged trace teaches nothing; `trace verify` reports it
             continue
         out.append(r)
