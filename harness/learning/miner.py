@@ -124,6 +124,16 @@ def _slim_verdict(ev: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _cell_value_critique(r: _Run) -> bool:
+    """Whether any verdict of the run has a `value.*` critique on a cell."""
+    return any(
+        str(c.get("code", "")).startswith("value.") and (c.get("location") or {}).get("column")
+        for vs in r.verdicts.values()
+        for v in vs
+        for c in v["critiques"]
+    )
+
+
 def summarise(
     ws: Workspace,
     pack: Pack,
@@ -148,7 +158,7 @@ def summarise(
         except Exception:  # a damaged trace teaches nothing; `trace verify` reports it
             continue
         out.append(r)
-        if digest:
+        if digest and _cell_value_critique(r):  # only "values that stuck" reads it
             path = ws.current / "artifacts" / f"{digest}.json"
             with contextlib.suppress(OSError, orjson.JSONDecodeError):
                 committed[run_id] = orjson.loads(path.read_bytes())
