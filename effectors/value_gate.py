@@ -51,12 +51,12 @@ both paths give the same verdicts (`tests/effectors/test_value_gate_paths.py`).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from effectors.close_labels import CloseLabels
 from effectors.value_findings import Check as _Check
 from effectors.value_findings import FindingsMixin
 from effectors.value_findings import Row as _Row
@@ -141,6 +141,7 @@ class ValueGate(FindingsMixin):
                 loose.setdefault(normalize_label(t), i.name)
         self._loose = loose
         self._labels = sorted(loose)
+        self._close = CloseLabels(self._labels)  # "did you mean": difflib's, but indexed
         self._max_length = {(t, n): col.max_length for t, b in pack.tables.items()
                             for n, col in b.columns.items() if col.max_length is not None}
         self._cell_memo: dict[tuple[str, str, type, Cell], _Cell] = {}
@@ -498,7 +499,7 @@ class ValueGate(FindingsMixin):
         return f"use a member of {cls}: {shown}{more}"
 
     def _did_you_mean(self, raw: Cell, expected: str | None) -> str | None:
-        close = difflib.get_close_matches(normalize_label(str(raw)), self._labels, n=8, cutoff=0.5)
+        close = self._close(normalize_label(str(raw)))
         names = list(dict.fromkeys(self._loose[t] for t in close))
         if expected:
             fitting = [n for n in names if self.pools.is_member(n, expected)]
