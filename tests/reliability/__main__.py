@@ -119,7 +119,7 @@ def _quick_plan(ref: Reference) -> list[Task]:
                 Point("harness.store:_complete_trace", "after", 1),
             ),
         ),
-        Task("timed", (round(ref.seconds * 0.6, 3), 0)),
+        Task("timed", ((len(ref.commits) // 2, 0.05), 0)),
     ]
 
 
@@ -147,8 +147,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="processes at a time (default 2)")
     ap.add_argument("--size", type=int, default=0, help="artifacts in the corpus (24; quick 8)")
     ap.add_argument("--per-step", type=int, default=12, help="kill points per commit step")
-    ap.add_argument("--timed", type=int, default=80, help="timed kills")
-    ap.add_argument("--only", default="", help="comma-separated probes: crash,soak,pytest")
+    ap.add_argument("--timed", type=int, default=90, help="timed kills")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma-separated probes: crash,soak,pytest (timed: only the timed kills)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--log", type=Path, help="append each try's result to this JSONL file")
     args = ap.parse_args(argv)
@@ -165,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             tasks += [Task("pytest", (name, a)) for name, a in PYTEST_PROBES.items()]
         if not args.quick and "soak" in only:
             tasks.append(Task("soak", ()))
+        if only == {"timed"}:
+            plan = matrix.plan(ref, per_step=0, recovery=0, timed=args.timed, review=0)
+            tasks += [t for t in plan if t.kind == "timed"]
         if "crash" in only:
             if args.quick:
                 tasks += _quick_plan(ref)

@@ -376,14 +376,23 @@ def try_recovery(ref: Reference, base: Path, first: Point, point: Point) -> Outc
     return o
 
 
-def try_timed(ref: Reference, base: Path, delay: float, index: int) -> Outcome:
-    """A real SIGKILL `delay` seconds into the batch, then a rerun to completion. The point
-    names how many artifacts were committed when the kill came (the spread over the batch)."""
-    o = Outcome("timed", f"t={delay:.3f}s#{index}")
+def try_timed(ref: Reference, base: Path, when: tuple[int, float], index: int) -> Outcome:
+    """A real SIGKILL at a random moment, then a rerun to completion. `when` is (k, delay):
+    k < 0 kills `delay` seconds after the start (the start-up: the ledger, the ontology,
+    recovery); otherwise `delay` seconds after the k-th committed file appears, so the
+    kills spread over the whole batch whatever the machine's load. The point names how
+    many artifacts the ledger had committed when the kill came."""
+    k, delay = when
+    o = Outcome("timed", f"k={k},t={delay:.3f}s#{index}")
     t0 = time.monotonic()
     work = Path(tempfile.mkdtemp(dir=base, prefix="t-"))
     ws = fresh_ws(work, "ws", ref.cache)
     child = proc.start(batch_argv(ref.corpus, ws), work / "kill.out")
+    folder = ws / "current" / "artifacts"
+    while k >= 0 and child.poll() is None:
+        if folder.is_dir() and sum(1 for _ in folder.iterdir()) >= k:
+            break
+        time.sleep(0.01)
     time.sleep(delay)
     if child.poll() is None:
         child.kill()
@@ -523,9 +532,11 @@ def plan(ref: Reference, *, per_step: int, recovery: int, timed: int, review: in
         for i, first in enumerate(firsts[:recovery]):
             nth = 1 + (i % 3 if target.endswith(":_sweep") else 0)
             tasks.append(Task("recovery", (first, Point(target, when, nth))))
-    lo, hi = 0.3, max(1.0, ref.seconds * 0.95)
-    for i in range(timed):
-        tasks.append(Task("timed", (round(lo + (hi - lo) * (i + rng.random()) / timed, 3), i)))
+    size = len(ref.commits)
+    for i in range(timed):  # one in eight in the start-up, the rest spread over the commits
+        k = -1 if i % 8 == 0 else rng.randrange(size)
+        delay = rng.uniform(0.2, 2.5) if k < 0 else rng.uniform(0.0, 0.4)
+        tasks.append(Task("timed", ((k, round(delay, 3)), i)))
     if review:
         for target, when in REVIEW_TARGETS:
             for which in range(review):
