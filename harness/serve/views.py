@@ -328,20 +328,26 @@ def report(ws: Workspace) -> dict[str, Any]:
 
 
 def compute_report(ws: Workspace) -> dict[str, Any]:
-    """`membrane report`'s data: every gate audits the inputs and the committed corpus.
-    Runs in `report_job`'s own process (see `report`)."""
+    """`membrane report`'s data, from what the runs recorded (`harness.report`); a
+    workspace from an older membrane falls back to every gate auditing the inputs and the
+    committed corpus, and says so. Runs in `report_job`'s own process (see `report`)."""
     from effectors.registry import GateContext, build_gate
     from harness.api import learn_report_data
     from harness.pack import load_pack
-    from harness.report import build_report
+    from harness.report import recorded_or_reaudit
     from ontology import load_pools
 
     pack = load_pack(_pack_path(ws))
-    pools = load_pools(pack, ws.cache)
-    ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=ws.config().seed)
-    gates = [build_gate(name, ctx) for name in ("value_gate", "ri_gate", "prose_gate")]
+    gates: list[Any] = []
+
+    def audit_gates() -> list[Any]:  # only for the fallback: the pools and the JVM cost
+        pools = load_pools(pack, ws.cache)
+        ctx = GateContext(pack=pack, pools=pools, cache_dir=ws.cache, seed=ws.config().seed)
+        gates.extend(build_gate(name, ctx) for name in ("value_gate", "ri_gate", "prose_gate"))
+        return gates
+
     try:
-        rep = build_report(ws, pack, gates)
+        rep = recorded_or_reaudit(ws, pack, audit_gates)
     finally:
         for g in gates:
             close = getattr(g, "close", None)
