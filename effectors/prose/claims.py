@@ -154,16 +154,14 @@ class _Quantity:
         if f is not None:
             return f
         for declared, factor in self.factors.items():
-            if declared.casefold() == unit.casefold() and (
-                declared[0] == unit[0] or declared[0].islower()
-            ):
+            d = declared.strip()  # " ‰" as the pack wrote it is "‰" as the scan reads it
+            if d.casefold() == unit.casefold() and (d[:1] == unit[:1] or d[:1].islower()):
                 return factor
         # as the scan reads words: "L/" is matched as "L" (punctuation is no word)
         word = normalize_label(unit)
         for declared, factor in self.factors.items():
-            if normalize_label(declared) == word and (
-                declared[0] == unit[0] or declared[0].islower()
-            ):
+            d = declared.strip()
+            if normalize_label(d) == word and (d[:1] == unit[:1] or d[:1].islower()):
                 return factor
         return None
 
