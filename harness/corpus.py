@@ -23,6 +23,7 @@ __all__ = [
     "CorpusRead",
     "CorpusStream",
     "check_against_pack",
+    "parse_artifact",
     "read_artifact_file",
     "read_corpus",
 ]
@@ -107,7 +108,9 @@ def check_against_pack(artifact: Artifact, pack: Pack) -> str | None:
     return None
 
 
-def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifact:
+def parse_artifact(payload: Any, file: Path, line: int | None) -> Artifact:
+    """A decoded JSON value as an artifact, or a CorpusError naming `file:line` (the
+    corpus, a pack sample)."""
     if not isinstance(payload, dict):
         raise CorpusError(
             "an artifact must be a JSON object",
@@ -126,6 +129,11 @@ def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifac
             line=line,
             hint="see the corpus format in docs/reference/corpus-format.md",
         ) from exc
+    return artifact
+
+
+def _validate(payload: Any, pack: Pack, file: Path, line: int | None) -> Artifact:
+    artifact = parse_artifact(payload, file, line)
     problem = check_against_pack(artifact, pack)
     if problem:
         raise CorpusError(

@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-
-from harness.corpus import MAX_LINE_BYTES, load_json
+from harness.corpus import MAX_LINE_BYTES, load_json, parse_artifact
 from harness.errors import CorpusError
 from harness.models import Artifact, Cell
 
@@ -199,7 +197,7 @@ def _line(raw: bytes, path: Path, lineno: int, seen: dict[str, int]) -> Artifact
         raise CorpusError(
             f"line is {len(raw):,} bytes (max {MAX_LINE_BYTES:,})", file=path, line=lineno
         )
-    artifact = _artifact(load_json(raw, path, lineno), path, lineno)
+    artifact = parse_artifact(load_json(raw, path, lineno), path, lineno)
     _check_names(artifact, path, lineno)
     first = seen.get(artifact.id.lower())
     if first is not None:
@@ -254,27 +252,6 @@ def _read(path: Path) -> tuple[list[Artifact], list[int]]:
             hint='one JSON object a line: {"id": ..., "tables": {...}}',
         )
     return artifacts, lines
-
-
-def _artifact(payload: object, path: Path, line: int) -> Artifact:
-    if not isinstance(payload, dict):
-        raise CorpusError(
-            "an artifact must be a JSON object",
-            file=path,
-            line=line,
-            hint='expected {"id": ..., "tables": {...}, "prose": ...}',
-        )
-    try:
-        return Artifact.model_validate(payload)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise CorpusError(
-            f"invalid artifact at `{where}`: {first['msg']}",
-            file=path,
-            line=line,
-            hint="see the corpus format in docs/reference/corpus-format.md",
-        ) from exc
 
 
 def _observe(col: ColumnProfile, value: Cell, line: int) -> None:
