@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.pack import Pack, load_pack
+from tests.proposers.server import Responder, ScriptedServer
 
 os.environ["MEMBRANE_ALLOW_MODEL_REQUESTS"] = "0"
 
@@ -34,3 +36,18 @@ def facility_gates(
     pools = load_pools(facility_pack, cache)
     ctx = GateContext(pack=facility_pack, pools=pools, cache_dir=cache)
     return {name: build_gate(name, ctx) for name in ("value_gate", "ri_gate", "prose_gate")}
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
+    """`srv = serve(responder)`: a started server, stopped after the test."""
+    started: list[ScriptedServer] = []
+
+    def start(responder: Responder) -> ScriptedServer:
+        srv = ScriptedServer(responder).start()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.stop()

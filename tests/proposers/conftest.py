@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from effectors.proposers.offline import OfflineProposer
 from harness.models import Artifact, CritiqueReport, ProposalRequest, Spine
 from harness.pack import Pack
 from harness.pools import Pools
-from tests.proposers.server import Reply, Responder, ScriptedServer, completion
+from tests.proposers.server import Reply, Responder, completion
 
 _BLOCK = re.compile(r'<data name="(\w+)" id="(\w+)">\n(.*?)\n</data id="\2">', re.S)
 _ATTEMPT = re.compile(r"^Attempt (\d+) for artifact `([^`]+)`")
@@ -27,21 +26,6 @@ def facility_pools(facility_pack: Pack, tmp_path_factory: pytest.TempPathFactory
     from ontology import load_pools
 
     return load_pools(facility_pack, tmp_path_factory.mktemp("pools"))
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
-    """`srv = serve(responder)`: a started server, stopped after the test."""
-    started: list[ScriptedServer] = []
-
-    def start(responder: Responder) -> ScriptedServer:
-        srv = ScriptedServer(responder).start()
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()
 
 
 def blocks(body: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,20 +75,6 @@ def pools(pack: Pack, tmp_path_factory: pytest.TempPathFactory) -> Pools:
     from ontology import load_pools
 
     return load_pools(pack, tmp_path_factory.mktemp("pools"))
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
-    started: list[ScriptedServer] = []
-
-    def start(responder: Responder) -> ScriptedServer:
-        srv = ScriptedServer(responder).start()
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()
 
 
 def _hostile() -> Artifact:
