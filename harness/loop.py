@@ -33,7 +33,6 @@ from harness.storage import from_os_error, is_disk_full
 from harness.store import artifact_bytes, content_hash
 from harness.trace.events import (
     BudgetEvent,
-    CellChange,
     CommitEvent,
     CritiqueEvent,
     DecisionEvent,
@@ -42,6 +41,7 @@ from harness.trace.events import (
     ProposalEvent,
     UsageEvent,
     VerdictEvent,
+    cell_changes,
 )
 
 __all__ = ["start_cohort", "step_cohort"]
@@ -130,16 +130,9 @@ def _record_proposal(
     digest = content_hash(data)
     if eng.scratch is not None and previous is not None:  # attempt 1 is the stored input
         eng.scratch.put(run.run_id, digest, data)
-    old_cells = {str(r): previous.value(r) for r in previous.cells()} if previous else {}
-    changes = [
-        CellChange(cell=str(r), value=new.value(r))
-        for r in new.cells()
-        if str(r) not in old_cells or old_cells[str(r)] != new.value(r)
-    ]
-    new_keys = {str(r) for r in new.cells()}
-    removed = tuple(k for k in old_cells if k not in new_keys)
+    changes, removed = cell_changes(previous, new)  # plain dicts: no model per cell
     if previous is not None:  # the proposer's own work (attempt 1 is the input)
-        run.proposed.update((c.cell, c.value) for c in changes)
+        run.proposed.update((c["cell"], c["value"]) for c in changes)
         run.prose_touched = run.prose_touched or previous.texts() != new.texts()
         run.tools.update(proposal.tool_calls)
     run.trace.append(
@@ -147,7 +140,7 @@ def _record_proposal(
         attempt=run.attempt,
         proposer=proposal.proposer,
         content_hash=digest,
-        changes=tuple(changes),
+        changes=changes,
         removed=removed,
         prose_changed=previous is None or previous.texts() != new.texts(),
         notes=proposal.notes,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
+from typing_extensions import TypedDict
 
-from harness.models import CanonicalCell, Critique, Outcome
+from harness.models import Artifact, CanonicalCell, Cell, Critique, Outcome
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -24,6 +25,7 @@ __all__ = [
     "RunStarted",
     "UsageEvent",
     "VerdictEvent",
+    "cell_changes",
 ]
 
 
@@ -62,11 +64,46 @@ class DecisionEvent(_Event):
     state_after: str
 
 
-class CellChange(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@with_config(ConfigDict(extra="forbid"))
+class CellChange(TypedDict):
+    """One changed cell of a proposal. A plain dict, not a model: a ProposalEvent carries one
+    per changed cell (every cell, for the seed), and the event validates them all in one
+    call instead of building a pydantic object per cell (issue 22). Its JSON is the same:
+    {"cell": ..., "value": ...}."""
 
     cell: str  # str(CellRef)
     value: Any
+
+
+def _flat(artifact: Artifact) -> dict[str, Cell]:
+    """str(CellRef) -> value for every cell, in `Artifact.cells()` order, without a CellRef
+    per cell (the key is the same text `CellRef.__str__` gives)."""
+    return {
+        f"{table}[{i}].{column}": value
+        for table, rows in artifact.tables.items()
+        for i, row in enumerate(rows)
+        for column, value in row.items()
+    }
+
+
+def cell_changes(
+    previous: Artifact | None, new: Artifact
+) -> tuple[tuple[CellChange, ...], tuple[str, ...]]:
+    """The cells of `new` that differ (`!=`) from `previous` or are new to it, in
+    `new.cells()` order (every cell when there is no previous), and the cells `previous`
+    had that `new` lacks: a ProposalEvent's `changes` and `removed`."""
+    cells = _flat(new)
+    if previous is None:
+        every: list[CellChange] = [{"cell": k, "value": v} for k, v in cells.items()]
+        return tuple(every), ()
+    old = _flat(previous)
+    missing = object()
+    changed: list[CellChange] = [
+        {"cell": k, "value": v}
+        for k, v in cells.items()
+        if (o := old.get(k, missing)) is missing or o != v
+    ]
+    return tuple(changed), tuple(k for k in old if k not in cells)
 
 
 class ProposalEvent(_Event):
