@@ -110,6 +110,9 @@ class Pools(BaseModel):
     # the individuals prose may mention: members of the bound object columns' ranges (None:
     # every individual, when a bound column has no range)
     mentionable: tuple[str, ...] | None = None
+    # the classes prose may mention: those a class column may name (satisfiable, not
+    # deprecated, under a declared `root`); a mention is keyed by the class's IRI (issue 27)
+    mentionable_classes: tuple[str, ...] = ()
     _by_label: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
     _ambiguous: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
     _by_iri: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -118,6 +121,8 @@ class Pools(BaseModel):
         default_factory=dict)
     _class_index: tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]] | None = (
         PrivateAttr(default=None))
+    _mention_classes: dict[str, str] | None = PrivateAttr(default=None)
+    _class_views: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, _context: object) -> None:
         self._by_iri = {i.iri: n for n, i in self.individuals.items() if i.iri}
@@ -154,18 +159,46 @@ class Pools(BaseModel):
     def with_pack(
         self, matching: Strictness, canonical_form: CanonicalForm, aliases: dict[str, str],
         prefixes: dict[str, str] | None = None, mentionable: tuple[str, ...] | None = None,
+        mentionable_classes: tuple[str, ...] = (),
     ) -> Pools:
         """These pools under a pack's matching rule, canonical form, aliases, prefixes and
-        the individuals its prose may mention."""
+        the individuals and classes its prose may mention."""
         prefixes = dict(prefixes or {})
-        if (matching, canonical_form, aliases, prefixes, mentionable) == (
-            self.matching, self.canonical_form, self.aliases, self.prefixes, self.mentionable
+        if (matching, canonical_form, aliases, prefixes, mentionable, mentionable_classes) == (
+            self.matching, self.canonical_form, self.aliases, self.prefixes, self.mentionable,
+            self.mentionable_classes,
         ):
             return self
         return Pools.model_validate(
             {**self.model_dump(), "matching": matching, "canonical_form": canonical_form,
-             "aliases": dict(aliases), "prefixes": prefixes, "mentionable": mentionable}
+             "aliases": dict(aliases), "prefixes": prefixes, "mentionable": mentionable,
+             "mentionable_classes": mentionable_classes}
         )
+
+    # -- classes as prose mentions (issue 27) ---------------------------------------------
+    def class_mention(self, cls: str) -> str:
+        """The name a prose mention of class `cls` carries: its IRI (never its fragment
+        alone, which an individual's key may equal), else its key."""
+        info = self.classes.get(cls)
+        return info.iri if info is not None and info.iri else cls
+
+    def mentioned_class(self, name: str) -> str | None:
+        """The mentionable class a mention name (`class_mention`) stands for, else None."""
+        if self._mention_classes is None:
+            self._mention_classes = {self.class_mention(c): c for c in self.mentionable_classes}
+        return self._mention_classes.get(name)
+
+    def class_view(self, cls: str) -> tuple[str, ...]:
+        """The mention names true of a cell naming class `cls`: the class and each of its
+        entailed superclasses that prose may mention ("the fan" of a Supply_Fan row)."""
+        hit = self._class_views.get(cls)
+        if hit is None:
+            info = self.classes.get(cls)
+            allowed = set(self.mentionable_classes)
+            hit = () if info is None else tuple(
+                self.class_mention(c) for c in (cls, *info.superclasses) if c in allowed)
+            self._class_views[cls] = hit
+        return hit
 
     def short(self, iri: str) -> str:
         """`prefix:local` for an IRI under a declared prefix, else the IRI."""
@@ -296,8 +329,12 @@ class Pools(BaseModel):
         return info.members if info else ()
 
     def label(self, individual: str) -> str:
+        """The preferred label of an individual, or of a class by its mention name."""
         info = self.individuals.get(individual)
-        return info.label if info else individual
+        if info is not None:
+            return info.label
+        cls = self.mentioned_class(individual) if self.mentionable_classes else None
+        return individual if cls is None else self.class_label(cls)
 
     def is_member(self, individual: str, cls: str) -> bool:
         info = self.individuals.get(individual)

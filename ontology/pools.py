@@ -102,7 +102,8 @@ def _for_pack(index: OntologyIndex, pack: Pack) -> OntologyIndex:
             hint="an alias maps a spelling to an individual's IRI fragment",
         )
     pools = index.pools.with_pack(o.matching, o.canonical, o.aliases, o.prefixes,
-                                  _mentionable(pack, index.pools))
+                                  _mentionable(pack, index.pools),
+                                  _mentionable_classes(pack, index.pools))
     return index if pools is index.pools else index.model_copy(update={"pools": pools})
 
 
@@ -122,6 +123,24 @@ def _mentionable(pack: Pack, pools: Pools) -> tuple[str, ...] | None:
                 return None
             ranges.add(cls)
     return tuple(sorted({m for c in ranges for m in pools.members(c)}))
+
+
+def _mentionable_classes(pack: Pack, pools: Pools) -> tuple[str, ...]:
+    """The classes the pack binds, which prose may mention (issue 27): those a class column
+    may name (satisfiable, not deprecated, under its `root`). Classes under no declared
+    root never are."""
+    o = pack.config.ontology
+    found: set[str] = set()
+    for binding in pack.tables.values():
+        for col in binding.columns.values():
+            if col.kind != "class" or col.root is None:
+                continue
+            prefix, sep, local = col.root.partition(":")  # these pools know no prefixes yet
+            name = o.prefixes[prefix] + local if sep and prefix in o.prefixes else col.root
+            root = pools.root_class(name, o.namespace)
+            if root is not None:
+                found.update(pools.valid_classes(root))
+    return tuple(sorted(found))
 
 
 def check_ontology(pack: Pack, cache_dir: Path) -> None:

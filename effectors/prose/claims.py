@@ -45,6 +45,7 @@ from effectors.prose.subject import (
 )
 from effectors.prose.text import Sentences
 from effectors.prose.units import check_words, is_symbol_unit, symbol_unit, symbol_units_regex
+from effectors.prose.view import class_names
 from effectors.ri_gate.ddl import _INTEGER_TYPES as INTEGER_TYPES
 from effectors.ri_gate.ddl import parse_spine
 from harness.errors import PackError
@@ -240,6 +241,11 @@ class ClaimChecker:
                           if b.kind != "object" and c in binding.key),
                     tuple(k for k in binding.key if binding.columns[k].kind == "id"))
             for table, binding in pack.tables.items()}
+        # per table: its class-kind columns, when prose may mention classes (issue 27)
+        self.class_columns: dict[str, tuple[str, ...]] = {
+            table: cols for table, binding in pack.tables.items()
+            if (cols := tuple(c for c, b in binding.columns.items() if b.kind == "class"))
+        } if pools.mentionable_classes else {}
         # the resolver's memo, read directly when the index resolves a column (empty: always resolve)
         memo = getattr(self.resolve, "memo", None)
         self.memo: dict[str, str | None] = memo if isinstance(memo, dict) else {}
@@ -894,6 +900,13 @@ class ArtifactIndex:
                     if ind is not None:
                         ents[ind] = ents.get(ind, 0) | bit
                     bit <<= 1
+            for c in checker.class_columns.get(table, ()):  # a class and its superclasses
+                bit = 1
+                for cell in self.cells(table, c):
+                    for name in class_names(checker.pools, cell):
+                        ents[name] = ents.get(name, 0) | bit
+                        view.add(name)
+                    bit <<= 1
             self.ents[table] = ents
             keys = self.keys[table] = _rows_by_key(rows, key_cols)
             self.lookup[table] = (ents, keys)
@@ -912,6 +925,10 @@ class ArtifactIndex:
         for ref in entity_columns:
             table, _, column = ref.partition(".")
             inds = self.resolved_columns.get((table, column))
+            if inds is None and column in self.checker.class_columns.get(table, ()):
+                pools = self.checker.pools  # a class cell: its class, by IRI (issue 27)
+                inds = [next(iter(class_names(pools, row.get(column))), None)
+                        for row in self.artifact.tables.get(table, [])]
             if inds is None:
                 resolve = self.checker.resolve
                 inds = [resolve(row.get(column)) for row in self.artifact.tables.get(table, [])]

@@ -462,11 +462,25 @@ class EntityMatcher:
                     for k, word in enumerate(words):
                         for a in short.get(word, []):
                             self._add([*words[:k], a, *words[k + 1:]], name)
+        self._add_classes(pools, keep)
         self._regex = _trie_regex(self._root, plurals=True)
         self._by_text = {k: ind for k, (ind, _) in self._interpretations().items()}
         self._automaton = _Automaton.build(self._regex, self._by_text, self._individual_of) \
             if automaton else None
         self._combined: dict[int, _Combined] = {}
+
+    def _add_classes(self, pools: Pools, keep: Callable[[str, list[str]], bool] | None) -> None:
+        """The classes the pack binds (`pools.mentionable_classes`: under a class column's
+        root), by their labels and IRI fragment (`_` read as a space: "Air Handling Unit"),
+        each mention named by the class's IRI (issue 27). An individual's phrase wins."""
+        for cls in pools.mentionable_classes:
+            info = pools.classes[cls]
+            name = pools.class_mention(cls)
+            frag = fragment_of(info.iri) if info.iri else cls
+            for text in (*info.labels, frag.replace("_", " ")):
+                words = normalize_label(text).split()
+                if 0 < len(words) <= _MAX_TERM_WORDS and (keep is None or keep(name, words)):
+                    self._add(words, name)
 
     def _add(self, words: list[str], individual: str) -> None:
         node = self._root
