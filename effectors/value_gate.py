@@ -78,8 +78,9 @@ from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
 from ontology.axioms import fragment
 from ontology.bounded import ChunkSizer
 from ontology.classify import default_classifier
+from ontology.decided import surely_inconsistent
 from ontology.facets import data_problem, describe
-from ontology.localise import RowStatus, Signature
+from ontology.localise import RowStatus, Signature, row_signature
 from ontology.naive import OwlreadyReasoner
 from ontology.pools import class_roots
 from ontology.reason import BaseOntology, Reasoner
@@ -199,7 +200,10 @@ class ValueGate(FindingsMixin):
             r.facts.iri for c in checks for r in c.rows if r.suspect
         }
         found = localise(rows, self._base, self._violation, self._prop_iris, self.runner,
-                         suspects=suspects, memo=memo, sizer=self._sizer)
+                         suspects=suspects, memo=memo, sizer=self._sizer,
+                         certain=set() if self.naive else {
+                             row_signature(r.facts) for c in checks for r in c.rows
+                             if r.suspect and self._surely_inconsistent(r)})
         by_owner = {c.index: c for c in checks}
         for owner, timed_out in found.timeouts.items():
             for facts in timed_out:
@@ -211,6 +215,13 @@ class ValueGate(FindingsMixin):
         for owner, conflicts in found.unsat.items():
             for conflict in conflicts:
                 self._unsat(by_owner[owner], conflict)
+
+    def _surely_inconsistent(self, r: _Row) -> bool:
+        """The classification decides the row is inconsistent alone (`ontology.decided`):
+        `localise` counts it guilty without bisecting for it (issue 21)."""
+        return not r.plan.dropped and surely_inconsistent(
+            self.pools, r.plan.required,
+            [(p, v) for _, p, v in r.objects if v in self.index.individual_iris])
 
     def _specificity(self, v_iri: str) -> tuple[int, str]:
         """Sort key: violations with the most specific required class first."""

@@ -26,6 +26,9 @@ Warnings (a batch runs, but the gates can do little):
 * `shapes-not-checked` SHACL the pack enables that VALUE_GATE does not check (rules, SPARQL,
                    logical or qualified shapes ...), counted by kind (`ontology.shapes`)
 * `shape-unbound`  an enabled shape's path that no column of a table it targets binds
+* `common-word`    an object column's class (not an entity column's) at least half of whose
+                   members are spelled as ordinary English words ("white", "dry"): prose
+                   reads "red meat" as a mention of one
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from typing import Any, Literal
 import duckdb
 from pydantic import BaseModel, ValidationError
 
+from effectors.prose.exclude import Exclusions, common_word_labels
 from effectors.ri_gate.assertions import parse_assertion
 from effectors.ri_gate.bounds import _check_aggregate
 from effectors.ri_gate.database import Database
@@ -598,8 +602,46 @@ class _Checker:
                                  loc=("tables", table, "columns", column),
                                  fix=f'add [[prose.quantities]] column = "{table}.{column}" '
                                  "with its units (or prefixes)")
+            if self.pools is not None:
+                self._common_words(pack, self.pools)
         if self.pools is not None:
             self._pool_warnings(pack, self.pools)
+
+    def _common_words(self, pack: Pack, pools: Pools) -> None:
+        """Classes of ordinary words (issue 21): the range of a bound object column, not one
+        the prose must name (`entity_columns`), at least half of whose members are spelled
+        as common English words ("white", "red", "dry"), so prose such as "red meat" reads
+        as mentions of them. One warning per class, naming the words."""
+        try:
+            skip = Exclusions.of(pack, pools)
+        except PackError:
+            return  # a bad exclusion is reported as an error by the batch setup
+        words: dict[str, list[str]] = {}
+        for ind, text in common_word_labels(pools, skip):
+            words.setdefault(ind, []).append(text)
+        named = set(pack.config.prose.entity_columns)
+        seen: set[str] = set()
+        for table, binding in pack.tables.items():
+            base = next((r for r in pools.row_rules
+                         if r.base_class == binding.row_class and not r.when), None)
+            for column, col in binding.columns.items():
+                cls = base.require.get(col.property or "") if base else None
+                if col.kind != "object" or cls is None or f"{table}.{column}" in named:
+                    continue
+                members = [m for m in pools.members(cls) if m not in skip.individuals]
+                hits = [m for m in members if m in words]
+                if cls in seen or not hits or 2 * len(hits) < len(members):
+                    continue
+                seen.add(cls)
+                shown = ", ".join(f"{m} ({'/'.join(words[m])})" for m in hits[:10])
+                self.add("warning", "common-word", f"{table}.{column}: {len(hits)} of the "
+                         f"{len(members)} members of {cls} are spelled as ordinary English "
+                         f"words: {shown}" + (" ..." if len(hits) > 10 else "")
+                         + "; prose such as \"red meat\" reads as a mention of them (an "
+                         "unknown entity when the tables do not hold it)",
+                         loc=("tables", table, "columns", column),
+                         fix=f'[prose] exclude_classes = ["{cls}"] (or those spellings in '
+                         "exclude_labels), unless the prose is meant to name them")
 
     def _numeric(self, table: str, column: str) -> bool:
         if self.schema is None or table not in self.schema.names:

@@ -52,14 +52,14 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from ontology.bounded import ChunkSizer, bisect, chunks
 from ontology.reason import BaseOntology, Reasoner
 from ontology.render import RowFacts
 
-__all__ = ["Findings", "RowStatus", "localise"]
+__all__ = ["Findings", "RowStatus", "localise", "row_signature"]
 
 Signature = tuple[str, tuple[tuple[str, str], ...]]
 
@@ -95,6 +95,9 @@ def _signature(r: RowFacts) -> Signature:
     return (r.row_class, tuple(sorted(r.values)))
 
 
+row_signature = _signature  # what `localise(certain=...)` holds
+
+
 def localise(
     rows: Sequence[RowFacts],
     base: BaseOntology,
@@ -106,6 +109,7 @@ def localise(
     memo: dict[Signature, RowStatus] | None = None,
     max_conflicts: int = 3,
     sizer: ChunkSizer | None = None,
+    certain: Collection[Signature] = frozenset(),
 ) -> Findings:
     """Find the offending rows of a cohort. `violation_props`: V IRI -> property IRI.
 
@@ -113,14 +117,16 @@ def localise(
     predicts to violate a requirement (realising every row is superlinear); `None`
     realises every row. `memo`: reason per distinct row (rows must be independent).
     `sizer`: bound the suspect rows per call and bisect a call that times out.
+    `certain`: signatures of rows known to be inconsistent on their own
+    (`ontology.decided`): the bisection counts them guilty without a call.
     """
     before = runner.calls
     if memo is not None:
         findings = _per_row(rows, base, violation, violation_props, runner, memo, max_conflicts,
-                            suspects, sizer)
+                            suspects, sizer, certain)
     else:
         findings = _by_owner(rows, base, violation, violation_props, runner, suspects,
-                             max_conflicts, sizer)
+                             max_conflicts, sizer, certain)
     findings.calls = runner.calls - before
     return findings
 
@@ -128,7 +134,7 @@ def localise(
 def _by_owner(
     rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
     violation_props: dict[str, str], runner: Reasoner, suspects: set[str] | None,
-    max_conflicts: int, sizer: ChunkSizer | None,
+    max_conflicts: int, sizer: ChunkSizer | None, certain: Collection[Signature] = frozenset(),
 ) -> Findings:
     """`_cohort` over chunks of whole candidates (one chunk when the suspects fit)."""
     groups: dict[int, list[RowFacts]] = defaultdict(list)
@@ -138,13 +144,15 @@ def _by_owner(
     heavy = {o: sum(1 for r in groups[o] if suspects is None or r.iri in suspects)
              for o in owners}
     if sizer is None or sum(heavy.values()) <= sizer.rows:
-        return _cohort(rows, base, violation, violation_props, runner, suspects, max_conflicts)
+        return _cohort(rows, base, violation, violation_props, runner, suspects, max_conflicts,
+                       certain)
     findings, bound = Findings(), sizer
 
     def judge(chunk: list[int]) -> None:
         part = [r for o in chunk for r in groups[o]]
         t0 = time.perf_counter()
-        found = _cohort(part, base, violation, violation_props, runner, suspects, max_conflicts)
+        found = _cohort(part, base, violation, violation_props, runner, suspects, max_conflicts,
+                        certain)
         bound.observe(sum(heavy[o] for o in chunk), time.perf_counter() - t0)
         findings.violations.update(found.violations)
         findings.unsat.update(found.unsat)
@@ -174,6 +182,7 @@ def _per_row(
     rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
     violation_props: dict[str, str], runner: Reasoner, memo: dict[Signature, RowStatus],
     max_conflicts: int, suspects: set[str] | None, sizer: ChunkSizer | None,
+    certain: Collection[Signature] = frozenset(),
 ) -> Findings:
     fresh: dict[Signature, RowFacts] = {}
     suspect: set[str] = set()  # IRIs of the representatives to realise
@@ -187,7 +196,7 @@ def _per_row(
     def judge(reps: list[RowFacts]) -> None:
         heavy = {r.iri for r in reps if r.iri in suspect}
         t0 = time.perf_counter()
-        cohort = _cohort(reps, base, violation, violation_props, runner, heavy, 1)
+        cohort = _cohort(reps, base, violation, violation_props, runner, heavy, 1, certain)
         if sizer is not None:
             sizer.observe(len(heavy), time.perf_counter() - t0)
         for rep in reps:
@@ -226,7 +235,7 @@ def _answer(rows: Sequence[RowFacts], memo: dict[Signature, RowStatus],
 def _cohort(
     rows: Sequence[RowFacts], base: BaseOntology, violation: BaseOntology,
     violation_props: dict[str, str], runner: Reasoner, suspects: set[str] | None,
-    max_conflicts: int,
+    max_conflicts: int, certain: Collection[Signature] = frozenset(),
 ) -> Findings:
     findings = Findings()
     check = _Checker(runner, base)
@@ -249,12 +258,15 @@ def _cohort(
         if reps else None
     )
     remaining = _apply_hits(findings, rows, reps, result, violation_props)
-    if (findings.violations or realise_first) and check.consistent(remaining):
+    sure = {r.owner for r in remaining if certain and _signature(r) in certain}
+    if (findings.violations or realise_first) and not sure and check.consistent(remaining):
         return findings
     groups: dict[int, list[RowFacts]] = defaultdict(list)
     for r in remaining:
         groups[r.owner].append(r)
-    for owner in _guilty(check, sorted(groups), groups, known_bad=True):  # it just failed
+    rest = [o for o in sorted(groups) if o not in sure]  # `sure`: guilty, no call to know
+    guilty = sorted(sure) + _guilty(check, rest, groups, known_bad=not sure)  # it just failed
+    for owner in sorted(guilty):
         findings.unsat[owner] = _conflicts(check, groups[owner], max_conflicts)
     # a culprit row step 2 did not realise (not a suspect, or an inconsistent cohort) may
     # still be a ∀/range violation: realise it alone

@@ -5,12 +5,15 @@ pack may want to leave out."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from effectors.prose.exclude import Exclusions, common_word_labels, common_words
 from effectors.prose_gate import ProseGate
 from harness.errors import PackError
 from harness.pools import ClassInfo, IndividualInfo, Pools
+from tests.conftest import ROOT
 from tests.effectors.test_prose_gate import GOOD_PROSE, make_artifact, make_pack, make_pools
 
 WINE_PROSE = GOOD_PROSE + " Serve the whites cool; the reds suit red meat."
@@ -77,3 +80,56 @@ def test_the_common_word_list_is_plain_words() -> None:
     words = common_words()
     assert 4000 <= len(words) <= 5000 and {"white", "red", "cool"} <= words
     assert all(w.isascii() and w.isalpha() for w in words)
+
+
+def _vino_with_prose(tmp_path: Path, exclude: str = "") -> Path:
+    """The vino test pack with prose enabled (its colours, bodies and sugars are words)."""
+    import shutil
+
+    pack = tmp_path / "vino"
+    shutil.copytree(ROOT / "tests" / "packs" / "vino", pack)
+    toml = pack / "pack.toml"
+    text = toml.read_text(encoding="utf-8").replace(
+        "[prose]\nenabled = false", "[prose]\nenabled = true\n" + exclude)
+    toml.write_text(text, encoding="utf-8")
+    (pack / "references").mkdir(exist_ok=True)
+    (pack / "references" / "one.txt").write_text("A red wine from Bordeaux.\n", "utf-8")
+    return pack
+
+
+@pytest.mark.java
+def test_pack_check_warns_about_classes_of_common_words(tmp_path: Path) -> None:
+    from harness.packcheck import check_pack
+
+    report = check_pack(_vino_with_prose(tmp_path))
+    assert not report.errors, [e.render() for e in report.errors]
+    warned = {p.message.split(":")[0]: p for p in report.warnings if p.code == "common-word"}
+    assert set(warned) == {"wines.colour", "wines.body", "wines.flavour", "wines.sugar"}
+    colour = warned["wines.colour"]
+    assert "Red (Red/red)" in colour.message and "White (White/white)" in colour.message
+    assert 'exclude_classes = ["WineColor"]' in colour.fix and colour.file == "pack.toml"
+    # grapes, regions and wineries are names, not words; nor do the shipped packs warn
+    for pack in ("facility", "pizza"):
+        assert not [p for p in check_pack(ROOT / "packs" / pack).warnings
+                    if p.code == "common-word"]
+
+
+@pytest.mark.java
+def test_an_entity_column_is_meant_to_be_named_and_gets_no_warning(tmp_path: Path) -> None:
+    from harness.packcheck import check_pack
+
+    report = check_pack(_vino_with_prose(tmp_path, 'entity_columns = ["wines.colour"]\n'))
+    assert not report.errors, [e.render() for e in report.errors]
+    warned = {p.message.split(":")[0] for p in report.warnings if p.code == "common-word"}
+    assert warned == {"wines.body", "wines.flavour", "wines.sugar"}
+
+
+@pytest.mark.java
+def test_excluded_classes_and_labels_leave_the_warning(tmp_path: Path) -> None:
+    from harness.packcheck import check_pack
+
+    exclude = ('exclude_classes = ["WineColor", "WineBody", "WineFlavor"]\n'
+               'exclude_labels = ["dry", "Sweet"]\n')  # any case: both spellings of each
+    report = check_pack(_vino_with_prose(tmp_path, exclude))
+    assert not report.errors, [e.render() for e in report.errors]
+    assert [p for p in report.warnings if p.code == "common-word"] == []
