@@ -53,8 +53,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from effectors.close_labels import CloseLabels
 from effectors.value_findings import Check as _Check
@@ -90,7 +91,7 @@ from ontology.warm import default_reasoner
 
 __all__ = ["ValueGate"]
 
-
+K = TypeVar("K")
 
 
 class _Cell(NamedTuple):
@@ -110,6 +111,14 @@ class _Planned(NamedTuple):
     facts: tuple[tuple[str, str], ...]
     quiet: bool
     suspect: bool  # the cached classification predicts a ∀/range violation
+
+
+def _drop_oldest(memo: dict[K, Any], n: int, keep: set[K]) -> None:
+    """Remove up to `n` of `memo`'s oldest entries (insertion order) whose key is not in
+    `keep`."""
+    doomed = list(islice((k for k in memo if k not in keep), n))
+    for k in doomed:
+        del memo[k]
 
 
 class ValueGate(FindingsMixin):
@@ -146,6 +155,7 @@ class ValueGate(FindingsMixin):
         self._max_length = {(t, n): col.max_length for t, b in pack.tables.items()
                             for n, col in b.columns.items() if col.max_length is not None}
         self._cell_memo: dict[tuple[str, str, type, Cell], _Cell] = {}
+        # bounded (`_bound_memos`): at most `memo_rows` entries each after a cohort
         self._plan_memo: dict[tuple[str, tuple[str | None, ...]], _Planned] = {}
         self._row_memo: dict[Signature, RowStatus] = {}
         bound = getattr(self.runner, "timeout_s", None)  # the runner's own, when it has one
@@ -191,6 +201,7 @@ class ValueGate(FindingsMixin):
                       severity=f.severity)
         for c in checks:
             self._closing(c)
+        self._bound_memos(checks)
         return [self._verdict(c) for c in checks]
 
     def _findings(self, checks: list[_Check]) -> None:
@@ -400,6 +411,27 @@ class ValueGate(FindingsMixin):
             hit = _Planned(plan, facts, quiet, suspect)
             self._plan_memo[key] = hit
         return hit
+
+    memo_rows = 50_000  # entries the row memo and the plan memo each keep between cohorts
+
+    def _bound_memos(self, checks: Sequence[_Check]) -> None:
+        """Keep the per-row memos bounded (issue 22): each holds about 1 KB per distinct row,
+        and a corpus whose rows never repeat would grow them without end. After a cohort, a
+        memo past `memo_rows` entries drops its oldest entries (insertion order) that this
+        cohort did not use, down to half the bound; the cohort's own rows are kept (they are
+        the likeliest to come back, and a cohort larger than the bound keeps them all until
+        the next one). Dropping an entry costs only its recomputation: the memos cache
+        functions of the row (rows are independent when the row memo is used), so the
+        verdicts are the same. The cell memo is bounded where it is filled (200,000)."""
+        cap = self.memo_rows
+        if len(self._row_memo) > cap:
+            used = {(r.facts.row_class, tuple(sorted(r.facts.values)))  # the memo's key
+                    for c in checks for r in c.rows}
+            _drop_oldest(self._row_memo, len(self._row_memo) - cap // 2, used)
+        if len(self._plan_memo) > cap:
+            used_plans = {(r.table, tuple(v for _, _, v in r.objects))
+                          for c in checks for r in c.rows}
+            _drop_oldest(self._plan_memo, len(self._plan_memo) - cap // 2, used_plans)
 
     def _cell(self, c: _Check, ref: CellRef, row: dict[str, Cell], kind: str, prop: str,
               j: _Cell, plan: RowPlan) -> None:
