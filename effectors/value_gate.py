@@ -425,8 +425,7 @@ class ValueGate(FindingsMixin):
         verdicts are the same. The cell memo is bounded where it is filled (200,000)."""
         cap = self.memo_rows
         if len(self._row_memo) > cap:
-            used = {(r.facts.row_class, tuple(sorted(r.facts.values)))  # the memo's key
-                    for c in checks for r in c.rows}
+            used = {row_signature(r.facts) for c in checks for r in c.rows}
             _drop_oldest(self._row_memo, len(self._row_memo) - cap // 2, used)
         if len(self._plan_memo) > cap:
             used_plans = {(r.table, tuple(v for _, _, v in r.objects))
