@@ -51,7 +51,7 @@ def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
     """Wrap the batch's functions with timers adding to `stages`; sessions go to `opened`."""
     from effectors.commit import Committer
     from effectors.critique import Critic
-    from harness import api, driver
+    from harness import api, driver, loop
     from harness.agenda import Agenda
     from harness.learning import report as learn_report
     from harness.ledger import Ledger
@@ -100,8 +100,9 @@ def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
     timed(driver, "rebuild_view", "view")
     for name in ("append", "sync", "close"):
         timed(TraceWriter, name, "trace")
-    for name in ("commit", "hold"):
+    for name in ("commit", "commit_many", "hold"):
         timed(Committer, name, "commit")
+    timed(loop, "_commit_group", "commit")  # the cycle's group commit and commit records
     for name in ("start_runs", "finish_runs"):
         timed(Ledger, name, "ledger")
     timed(Agenda, "decide", "agenda")

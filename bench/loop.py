@@ -38,6 +38,12 @@ class _InstantCommitter:
 
         return Row()
 
+    def commit_many(self, items: Any) -> list[Any]:
+        return [
+            self.commit(p.run_id, p.artifact, p.metrics, p.trace_seq, p.trace_hash, p.at)
+            for p in items
+        ]
+
     def hold(
         self,
         run_id: str,

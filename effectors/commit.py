@@ -11,15 +11,16 @@ are the kernel's (`harness.store`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.chapters import ChapterRenderer, write_chapter
 from harness.errors import PackError
 from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.models import Artifact
+from harness.ports import Pending
 from harness.store import write_objects
-from harness.workspace import Workspace
+from harness.workspace import SyncGroup, Workspace
 
 __all__ = ["Committer"]
 
@@ -53,6 +54,31 @@ class Committer:
             except (PackError, OSError) as exc:  # after the commit point: the commit stands
                 _log.warning("chapter of %s not written: %s", artifact.id, exc)
         return row
+
+    def commit_many(self, items: Sequence[Pending]) -> list[CommitRow]:
+        """Group commit (issue 16): every run's objects written, one sync of them all, one
+        ledger transaction (the commit point of every run in it), then the chapters (a
+        derived view, never fsynced; recovery re-renders them). A crash before the transaction leaves only
+        unreferenced objects, which recovery sweeps; after it, every run is committed."""
+        if not items:
+            return []
+        group = SyncGroup()
+        rows_in = []
+        for p in items:
+            digest, mdigest = write_objects(self.ws.current, p.artifact, p.metrics, group)
+            rows_in.append(
+                (p.artifact.id, digest, mdigest, p.run_id, p.trace_seq, p.trace_hash, p.at)
+            )
+        group.sync()
+        rows = self.ledger.commit_many(rows_in)
+        if self.chapters is not None:
+            for p, row in zip(items, rows, strict=True):
+                try:
+                    attempts = p.metrics.get("attempts", "?")
+                    write_chapter(self.ws, self.chapters, p.artifact, row, attempts)
+                except (PackError, OSError) as exc:  # after the commit point: it stands
+                    _log.warning("chapter of %s not written: %s", p.artifact.id, exc)
+        return rows
 
     def hold(
         self,

@@ -10,7 +10,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -19,14 +19,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from effectors.commit import Committer
-from effectors.critique import Critic
-from effectors.registry import GateContext, build_gate, build_proposer
+from effectors.registry import GateContext, build_gate
 from harness import review, teach
-from harness.agenda import Agenda
 from harness.chapters import ChapterRenderer
 from harness.corpus import CorpusRead, CorpusStream, read_artifact_file
 from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
+from harness.engines import EngineOptions, build_engines, proposer_id_for, utc_now
 from harness.errors import ConfigError, CorpusError
 from harness.learning import report as learn_report
 from harness.learning.lesson_store import LessonStore
@@ -36,7 +35,6 @@ from harness.learning.store import load_state, rebuild_state
 from harness.ledger import Ledger
 from harness.locate import workspace_pack
 from harness.models import Artifact
-from harness.models import Effector as E
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
 from harness.report import (
@@ -78,10 +76,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]  # (finished runs, total runs)
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def init_workspace(root: Path, pack: str | None = None) -> list[str]:
@@ -128,6 +122,7 @@ class Session:
     ledger: Ledger
     engines: Engines
     replay: bool = False  # model answers from the transcripts only
+    options: EngineOptions = field(default_factory=EngineOptions)
 
     def __enter__(self) -> Session:
         return self
@@ -146,16 +141,46 @@ class Session:
         *,
         cohort_size: int | None = None,
         batch_id: str | None = None,
+        workers: int = 0,
     ) -> BatchRun:
-        """The batch driver over this session's engines (skips settled inputs)."""
+        """The batch driver over this session's engines (skips settled inputs); with
+        `workers`, cohorts are judged by that many worker processes (`harness.pool`)."""
+        size = cohort_size or self.config.cohort_size
+        pack, version = self.pack.name, self.pack.config.pack.version
+        if workers:
+            from harness.pool import PoolBatchRun, WorkerSpec  # spawns processes: on demand
+
+            spec = WorkerSpec(
+                root=str(self.ws.root.resolve()),
+                pack=str(self.pack.root.resolve()),
+                options=self.options,
+                overlay=self.engines.overlay,
+                lessons=self.engines.lessons,
+                batch_id=batch_id or "",
+                pack_name=pack,
+                pack_version=version,
+            )
+            chapters = getattr(self.engines.committer, "chapters", None)
+            return PoolBatchRun(
+                self.ws,
+                self.engines,
+                artifacts,
+                workers=workers,
+                spec=spec,
+                chapters=chapters,
+                cohort_size=size,
+                batch_id=batch_id,
+                pack=pack,
+                pack_version=version,
+            )
         return BatchRun(
             self.ws,
             self.engines,
             artifacts,
-            cohort_size=cohort_size or self.config.cohort_size,
+            cohort_size=size,
             batch_id=batch_id,
-            pack=self.pack.name,
-            pack_version=self.pack.config.pack.version,
+            pack=pack,
+            pack_version=version,
         )
 
     def close(self) -> None:
@@ -221,52 +246,25 @@ def open_session(
     from ontology import load_pools  # owlready2 is heavy: trace commands never import it
 
     pools = load_pools(pack, ws.cache)
-    ctx = GateContext(
-        pack=pack,
-        pools=pools,
-        cache_dir=ws.cache,
-        seed=config.seed,
-        llm=config.llm.with_env(os.environ),
-        transcripts=ws.transcripts,
-        replay=replay,
-        prose_workers=config.prose_workers,
-        acp=config.acp,
-    )
-    gates = {
-        E.VALUE_GATE: build_gate("value_gate", ctx),
-        E.RI_GATE: build_gate("ri_gate", ctx),
-        E.PROSE_GATE: build_gate("prose_gate", ctx),
-    }
     ledger = Ledger(ws.ledger_path)
     ledger.remember_pack(str(pack.root.resolve()))
-    proposer_name = proposer or config.proposer
-    llm = config.llm.with_env(os.environ)
-    proposer_id = (
-        proposer_name
-        if proposer_name == "offline" or not llm.model
-        else f"{proposer_name}:{llm.model}"
-    )
-    engines = Engines(
-        agenda=Agenda.named(pack.config.policy.rules),
-        gates=gates,
-        proposer=corrections.watched(build_proposer(proposer_name, ctx), ws, config, clock),
-        proposer_id=proposer_id,
+    opts = EngineOptions(proposer=proposer, max_attempts=max_attempts, replay=replay)
+    proposer_id = proposer_id_for(config, proposer or config.proposer)
+    engines = build_engines(
+        ws,
+        config,
+        pack,
+        pools,
+        opts,
+        ledger=ledger,
+        committer=Committer(ws, ledger, ChapterRenderer(pack)),
+        scratch=Scratch(ws.scratch, ws.inputs),
         overlay=_overlay(ws, ledger, proposer_id) if config.learning.apply_overlays else None,
         lessons=_lessons(ws, config, pack, proposer_id)
         + corrections.batch_hints(ws, config, pack.name, clock, replay),
-        spot_check=pack.config.policy.spot_check,
-        critic=Critic(pack),
-        committer=Committer(ws, ledger, ChapterRenderer(pack)),
-        scratch=Scratch(ws.scratch, ws.inputs),
-        ledger=ledger,
         clock=clock,
-        max_attempts=max_attempts or config.max_attempts or pack.config.policy.max_attempts,
-        has_prose=pack.config.prose.enabled,
-        require_approval=pack.config.policy.require_approval,
-        max_tokens_per_run=config.max_tokens_per_run,
-        max_tokens_per_batch=config.max_tokens_per_batch,
     )
-    return Session(ws, config, pack, pools, ledger, engines, replay)
+    return Session(ws, config, pack, pools, ledger, engines, replay, opts)
 
 
 def _lessons(ws: Workspace, config: Config, pack: Pack, proposer_id: str) -> tuple[Any, ...]:
@@ -325,6 +323,7 @@ def run_batch(
     proposer: str | None = None,
     max_attempts: int | None = None,
     cohort_size: int | None = None,
+    workers: int = 0,
     strict_input: bool = False,
     report: bool = False,
     replay: bool = False,
@@ -355,7 +354,7 @@ def run_batch(
             # streamed (issue 22): the batch keeps the bytes of what is left to do, not
             # the corpus; every line is read and checked before any run starts
             read = CorpusStream(corpus, pack, session.ledger.artifact_ids())
-            batch = session.batch(read, cohort_size=cohort_size)
+            batch = session.batch(read, cohort_size=cohort_size, workers=workers)
             if strict_input and read.errors:
                 raise read.errors[0]  # an id that differs in case from the workspace's
             if progress:

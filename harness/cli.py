@@ -205,6 +205,16 @@ def _learning_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("--note", default="", metavar="TEXT", help="kept in the trace and the log")
 
 
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers from 0 to 64")
+    return n
+
+
 def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
     """`refine` and `batch`: the same run options; batch adds its own."""
     for name, what, ex in (
@@ -249,6 +259,14 @@ def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> No
                 type=int,
                 metavar="N",
                 help="runs stepped in lockstep (default 256)",
+            )
+            c.add_argument(
+                "--workers",
+                type=_workers,
+                default=0,
+                metavar="N",
+                help="judge cohorts in N worker processes, each with its own warm gates; "
+                "this process stays the single commit point (default 0: all in this process)",
             )
             c.add_argument(
                 "--strict",

@@ -161,6 +161,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
             proposer=args.proposer,
             max_attempts=args.max_attempts,
             cohort_size=args.cohort_size,
+            workers=args.workers,
             strict_input=args.strict_input,
             report=not args.no_report,
             replay=args.replay,

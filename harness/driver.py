@@ -26,7 +26,7 @@ from harness.models import Artifact, RunState, Trigger
 from harness.run import Engines, Run, fresh_facts
 from harness.store import artifact_bytes, content_hash, rebuild_view
 from harness.trace import TraceWriter
-from harness.workspace import Workspace, atomic_write
+from harness.workspace import SyncGroup, Workspace
 
 if TYPE_CHECKING:
     from harness.learning.store import CycleReport
@@ -176,16 +176,16 @@ class BatchRun:
         chunk = self._todo[self._next : self._next + self.cohort_size]
         self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)  # drop them
         self._next += len(chunk)
-        runs = [self._new_run(*_rebuilt(packed)) for packed in chunk]
+        inputs = SyncGroup()
+        runs = [self._new_run(*_rebuilt(packed), inputs) for packed in chunk]
+        inputs.sync()  # every input durable, once, before the runs that name them
         start_cohort(runs, self.eng, self.batch_id, self.pack, self.pack_version)
         self._cohort = runs
         return True
 
-    def _new_run(self, artifact: Artifact, data: bytes) -> Run:
+    def _new_run(self, artifact: Artifact, data: bytes, inputs: SyncGroup) -> Run:
         digest = content_hash(data)  # the input's identity: resume skips a settled (id, hash)
-        path = self.ws.inputs / f"{digest}.json"
-        if not path.exists():
-            atomic_write(path, data)
+        inputs.write_once(self.ws.inputs / f"{digest}.json", data)
         run_id = f"{artifact.id}.r{self.eng.ledger.count_runs(artifact.id) + 1}"
         trace = TraceWriter(self.ws.trace_path(run_id), run_id, self.eng.clock)
         return Run(run_id=run_id, input=artifact, input_hash=digest, trace=trace)

@@ -277,11 +277,14 @@ class Ledger:
     def start_runs(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
         """(run_id, artifact_id, batch_id, input_hash, started_at) for many runs, one transaction."""
         with self._txn():
-            self._db.executemany(
-                "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
-                " VALUES (?, ?, ?, ?, 'running', ?)",
-                rows,
-            )
+            self._start_rows(rows)
+
+    def _start_rows(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+        self._db.executemany(
+            "INSERT INTO runs (run_id, artifact_id, batch_id, input_hash, status, started_at)"
+            " VALUES (?, ?, ?, ?, 'running', ?)",
+            rows,
+        )
 
     def finish_run(
         self, run_id: str, status: str, trace_len: int, trace_head: str, outcome_json: str | None
@@ -297,15 +300,39 @@ class Ledger:
         if not rows:
             return
         with self._txn():
-            self._db.executemany(
-                "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
-                [(st, n, head, out, rid) for rid, st, n, head, out, _rec in rows],
-            )
-            self._db.executemany(
-                "INSERT OR IGNORE INTO outcomes (run_id, kind, record) VALUES (?, 'run', ?)",
-                [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
-            )
-            self._db.executemany(_LOG_ANCHOR, [(rid,) for rid, *_rest in rows])
+            self._finish_rows(rows)
+
+    def _finish_rows(
+        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
+    ) -> None:
+        self._db.executemany(
+            "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
+            [(st, n, head, out, rid) for rid, st, n, head, out, _rec in rows],
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO outcomes (run_id, kind, record) VALUES (?, 'run', ?)",
+            [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
+        )
+        self._db.executemany(_LOG_ANCHOR, [(rid,) for rid, *_rest in rows])
+
+    def apply_cohort(
+        self,
+        starts: Sequence[tuple[str, str, str, str, str]],
+        commits: Sequence[tuple[str, str, str, str, int, str, str]],
+        holds: Sequence[tuple[str, str, str, str, int, str, str, str]],
+        finishes: Sequence[tuple[str, str, int, str, str | None, str | None]],
+    ) -> list[CommitRow]:
+        """A cohort a worker judged (`harness.pool`), in one transaction: its runs
+        registered, committed or held, and anchored. Its objects and traces were synced
+        before it; until it commits, none of the cohort is in the ledger (a kill, or a
+        worker's death, re-judges the whole cohort). The commit rows, in order."""
+        with self._txn():
+            self._start_rows(starts)
+            rows = self._commit_rows(commits)
+            for h in holds:
+                self._hold_row(*h)
+            self._finish_rows(finishes)
+        return rows
 
     def anchor_log(self) -> list[AnchorEntry]:
         """Every anchor the runs were given, in log order. A ledger older than the log (read
@@ -367,6 +394,23 @@ class Ledger:
         r = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return RunRow(*r) if r else None
 
+    def run_ids(self) -> set[str]:
+        return {r for (r,) in self._db.execute("SELECT run_id FROM runs")}
+
+    def latest_versions(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        """artifact id -> its newest committed version (0: never committed)."""
+        out = dict.fromkeys(artifact_ids, 0)
+        for i in range(0, len(artifact_ids), 500):
+            chunk = artifact_ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for a, v in self._db.execute(
+                f"SELECT artifact_id, MAX(version) FROM commits WHERE artifact_id IN ({marks})"
+                " GROUP BY artifact_id",
+                chunk,
+            ):
+                out[a] = int(v)
+        return out
+
     def count_runs(self, artifact_id: str) -> int:
         return int(
             self._db.execute(
@@ -405,28 +449,40 @@ class Ledger:
         committed_at: str,
     ) -> CommitRow:
         """The single commit point. Idempotent for a run: committing it twice returns the first row."""
+        return self.commit_many(
+            [(artifact_id, content_hash, metrics_hash, run_id, trace_seq, trace_hash, committed_at)]
+        )[0]
+
+    def commit_many(
+        self, rows: Sequence[tuple[str, str, str, str, int, str, str]]
+    ) -> list[CommitRow]:
+        """Group commit: many runs' commit points in one transaction, each as `commit`
+        makes it ((artifact_id, content_hash, metrics_hash, run_id, trace_seq, trace_hash,
+        committed_at); idempotent per run). One fsync of the ledger for the lot."""
+        if not rows:
+            return []
         with self._txn():
+            return self._commit_rows(rows)
+
+    def _commit_rows(
+        self, rows: Sequence[tuple[str, str, str, str, int, str, str]]
+    ) -> list[CommitRow]:
+        out: list[CommitRow] = []
+        for artifact_id, chash, mhash, run_id, seq, thash, at in rows:
             existing = self._db.execute(
                 "SELECT * FROM commits WHERE run_id = ?", (run_id,)
             ).fetchone()
             if existing:
-                return CommitRow(*existing)
+                out.append(CommitRow(*existing))
+                continue
             (latest,) = self._db.execute(
                 "SELECT COALESCE(MAX(version), 0) FROM commits WHERE artifact_id = ?",
                 (artifact_id,),
             ).fetchone()
-            row = CommitRow(
-                artifact_id,
-                int(latest) + 1,
-                content_hash,
-                metrics_hash,
-                run_id,
-                trace_seq,
-                trace_hash,
-                committed_at,
-            )
+            row = CommitRow(artifact_id, int(latest) + 1, chash, mhash, run_id, seq, thash, at)
             self._insert_commit(row)
-        return row
+            out.append(row)
+        return out
 
     # -- held (approval required) ------------------------------------------------------
     def hold(
@@ -442,24 +498,30 @@ class Ledger:
     ) -> HeldRow:
         """Record a held artifact. Idempotent for a run: holding it twice returns the first."""
         with self._txn():
-            self._db.execute(
-                "INSERT OR IGNORE INTO held (artifact_id, run_id, content_hash, metrics_hash,"
-                " trace_seq, trace_hash, held_at, status, why)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-                (
-                    artifact_id,
-                    run_id,
-                    content_hash,
-                    metrics_hash,
-                    trace_seq,
-                    trace_hash,
-                    held_at,
-                    why,
-                ),
+            self._hold_row(
+                artifact_id, content_hash, metrics_hash, run_id, trace_seq, trace_hash, held_at, why
             )
         existing = self.held_of_run(run_id)
         assert existing is not None
         return existing
+
+    def _hold_row(
+        self,
+        artifact_id: str,
+        content_hash: str,
+        metrics_hash: str,
+        run_id: str,
+        trace_seq: int,
+        trace_hash: str,
+        held_at: str,
+        why: str,
+    ) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO held (artifact_id, run_id, content_hash, metrics_hash,"
+            " trace_seq, trace_hash, held_at, status, why)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+            (artifact_id, run_id, content_hash, metrics_hash, trace_seq, trace_hash, held_at, why),
+        )
 
     def held_of_run(self, run_id: str) -> HeldRow | None:
         r = self._db.execute("SELECT * FROM held WHERE run_id = ?", (run_id,)).fetchone()
@@ -642,7 +704,9 @@ class Ledger:
 
     # -- retention (`membrane gc`) -------------------------------------------------------
     def record_pruned(
-        self, traces: Sequence[tuple[str, int | None, str | None]], archived: Sequence[str],
+        self,
+        traces: Sequence[tuple[str, int | None, str | None]],
+        archived: Sequence[str],
         at: str,
     ) -> None:
         """Tombstones, in one transaction, for the files `membrane gc` is about to remove:

@@ -27,7 +27,7 @@ from harness.models import (
     Verdict,
 )
 from harness.models import Effector as E
-from harness.ports import Gate, run_gate
+from harness.ports import Gate, Pending, run_gate
 from harness.run import Engines, Run
 from harness.storage import from_os_error, is_disk_full
 from harness.store import artifact_bytes, content_hash
@@ -43,6 +43,7 @@ from harness.trace.events import (
     VerdictEvent,
     cell_changes,
 )
+from harness.workspace import SyncGroup
 
 __all__ = ["start_cohort", "step_cohort"]
 
@@ -57,6 +58,8 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     together at the end of the cycle."""
     plan: dict[E, list[Run]] = defaultdict(list)
     finished: list[tuple[str, str, int, str, str, str | None]] = []
+    commits: list[Run] = []
+    traces = eng.durable()
     for run in runs:
         if run.state.terminal:
             continue
@@ -64,10 +67,15 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
         _apply(run, decision, eng)
         if decision.effector in _GATES:
             plan[decision.effector].append(run)
+        elif decision.effector is E.COMMIT:
+            commits.append(run)  # group commit at the end of the cycle
         elif decision.effector is not None:
             _run_one(decision.effector, run, eng)
         elif run.state.terminal:
-            finished.append(_finish(run, eng))
+            finished.append(_finish(run, eng, traces))
+    _commit_group(commits, eng)
+    if finished:
+        traces.sync()  # the ended traces durable, once for all, before their anchors
     eng.ledger.finish_runs(finished)  # one transaction anchors every run that ended and
     # appends its outcome record to the log the learning layer reads
     for gate, group in plan.items():
@@ -355,20 +363,48 @@ def _metrics(run: Run) -> dict[str, float | int | str]:
     return out
 
 
-def _commit(run: Run, eng: Engines) -> None:
-    assert run.candidate is not None
-    row = eng.committer.commit(
-        run.run_id, run.candidate, _metrics(run), run.trace.seq - 1, run.trace.head, eng.clock()
-    )
-    run.content_hash = row.content_hash
-    run.trace.append(
-        CommitEvent,
-        artifact_id=row.artifact_id,
-        version=row.version,
-        content_hash=row.content_hash,
-        metrics_hash=row.metrics_hash,
-    )
-    run.outcome = StepOutcome.COMMITTED
+def _commit_group(runs: Sequence[Run], eng: Engines) -> None:
+    """COMMIT for every run that chose it this cycle: one group commit (their objects
+    synced together, one ledger transaction), then each trace's commit record. A failure
+    before the ledger transaction commits none of them: each run crashes as one COMMIT
+    failing alone did (a full or read-only disk stops the batch)."""
+    if not runs:
+        return
+    pending = []
+    for run in runs:
+        assert run.candidate is not None
+        pending.append(
+            Pending(
+                run.run_id,
+                run.candidate,
+                _metrics(run),
+                run.trace.seq - 1,
+                run.trace.head,
+                eng.clock(),
+            )
+        )
+    try:
+        rows = eng.committer.commit_many(pending)
+    except InfrastructureError as exc:
+        for run in runs:
+            _crash(run, E.COMMIT.value, str(exc))
+        return
+    except OSError as exc:
+        if is_disk_full(exc) or exc.errno == errno.EROFS:  # the disk refused: stop the batch
+            raise from_os_error(exc) from exc
+        for run in runs:
+            _crash(run, E.COMMIT.value, f"{type(exc).__name__}: {exc}")
+        return
+    for run, row in zip(runs, rows, strict=True):
+        run.content_hash = row.content_hash
+        run.trace.append(
+            CommitEvent,
+            artifact_id=row.artifact_id,
+            version=row.version,
+            content_hash=row.content_hash,
+            metrics_hash=row.metrics_hash,
+        )
+        run.outcome = StepOutcome.COMMITTED
 
 
 def _hold(run: Run, eng: Engines) -> None:
@@ -397,9 +433,7 @@ def _hold(run: Run, eng: Engines) -> None:
     run.outcome = StepOutcome.HELD
 
 
-_EFFECTS.update(
-    {E.SEED: _seed, E.PROPOSER: _propose, E.CRITIQUE: _critique, E.COMMIT: _commit, E.HOLD: _hold}
-)
+_EFFECTS.update({E.SEED: _seed, E.PROPOSER: _propose, E.CRITIQUE: _critique, E.HOLD: _hold})
 
 
 def start_cohort(
@@ -413,7 +447,7 @@ def start_cohort(
         r.start(eng, batch_id, pack, pack_version)
 
 
-def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str, str | None]:
+def _finish(run: Run, eng: Engines, group: SyncGroup) -> tuple[str, str, int, str, str, str | None]:
     record = run.learning_record(eng, eng.clock())
     outcome = Outcome(
         run_id=run.run_id,
@@ -427,7 +461,8 @@ def _finish(run: Run, eng: Engines) -> tuple[str, str, int, str, str, str | None
         error=run.error,
     )
     run.trace.append(OutcomeEvent, outcome=outcome)
-    run.trace.close()
+    run.trace.close(sync=False)
+    group.add(run.trace.path)  # synced with the cycle's other ended traces
     run.machine.release()
     eng.agenda.forget(run.run_id)
     return (

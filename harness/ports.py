@@ -15,6 +15,7 @@ count as failed), except for `InfrastructureError`, which the loop turns into FA
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from harness.errors import InfrastructureError
@@ -28,7 +29,7 @@ from harness.models import (
     Verdict,
 )
 
-__all__ = ["Committer", "Critic", "Gate", "Proposer", "Published", "run_gate"]
+__all__ = ["Committer", "Critic", "Gate", "Pending", "Proposer", "Published", "run_gate"]
 
 
 @runtime_checkable
@@ -74,9 +75,25 @@ class Published(Protocol):
     def metrics_hash(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A run whose candidate passed every gate, waiting for its group's commit point."""
+
+    run_id: str
+    artifact: Artifact
+    metrics: Mapping[str, Any]
+    trace_seq: int
+    trace_hash: str
+    at: str
+
+
 class Committer(Protocol):
     """COMMIT publishes (the ledger transaction is the commit point); HOLD stores the
-    artifact for a human outside `current/`."""
+    artifact for a human outside `current/`. A batch commits the runs of a cycle together
+    (`commit_many`: one sync of their objects, one ledger transaction); `refine` and
+    reviews commit one (`commit`)."""
+
+    def commit_many(self, items: Sequence[Pending]) -> Sequence[Any]: ...
 
     def commit(
         self,

@@ -29,6 +29,7 @@ from harness.ports import Committer, Critic, Gate, Proposer
 from harness.scratch import Scratch
 from harness.trace import TraceWriter
 from harness.trace.events import RunStarted
+from harness.workspace import SyncGroup
 
 __all__ = ["Engines", "Overlay", "Run", "fresh_facts", "spot_checked"]
 
@@ -91,6 +92,9 @@ class Engines:
     max_tokens_per_batch: int | None = None
     batch_tokens: int = 0  # spent so far by every run of this batch
     endpoint_down: str | None = None  # what the unavailable endpoint said (a fact)
+    # makes the files a cycle wrote durable before the ledger names them (a worker of
+    # `--workers` writes none: its parent does, `harness.pool`)
+    durable: Callable[[], SyncGroup] = SyncGroup
 
     @property
     def attempt_budget(self) -> int:

@@ -14,15 +14,16 @@ trace/<run_id>.jsonl
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +36,7 @@ __all__ = [
     "Config",
     "CorrectionsConfig",
     "LlmConfig",
+    "SyncGroup",
     "Workspace",
     "atomic_write",
     "resolve_workspace",
@@ -208,6 +210,98 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2) (one call makes every dirty page and inode of one filesystem
+    durable), or None where libc has none (macOS)."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return cast("Callable[[int], int]", fn)
+
+
+_SYNCFS = _load_syncfs()
+
+
+class SyncGroup:
+    """Group commit for files (issue 16): many files written whole (temp file, rename) and
+    made durable together by one `sync()` before the ledger transaction that names them,
+    instead of two fsyncs each (the file, its folder). `sync()` is one syncfs(2) per
+    filesystem the files are on; where there is no syncfs it fsyncs each file and each of
+    their folders once. Until `sync()` returns nothing names the files, so a crash before
+    it leaves only unreferenced files that recovery sweeps; a file left whole-named but
+    empty by a power cut is rewritten, never trusted (`write_once` checks the bytes).
+
+        group = SyncGroup()
+        group.write(path_a, data_a); group.write(path_b, data_b)
+        group.sync()              # both durable; now the ledger may name them
+    """
+
+    def __init__(self) -> None:
+        self._paths: list[Path] = []
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def add(self, path: Path) -> None:
+        """A file written (or closed) by someone else, to be made durable by `sync()`."""
+        self._paths.append(path)
+
+    def write(self, path: Path, data: bytes) -> None:
+        """Write `path` whole (temp file, rename) without an fsync of its own."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:  # a full disk: no half file left, and the error names it
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
+            raise
+        os.replace(tmp, path)
+        self._paths.append(path)
+
+    def write_once(self, path: Path, data: bytes) -> None:
+        """Write a content-addressed file unless the same bytes are there already."""
+        try:
+            if path.read_bytes() == data:
+                self._paths.append(path)  # perhaps written, never synced, by a killed batch
+                return
+        except FileNotFoundError:
+            pass
+        self.write(path, data)
+
+    def sync(self) -> None:
+        """Make every file written or added so far durable, with its name; then forget them."""
+        paths, self._paths = self._paths, []
+        if not paths:
+            return
+        folders = list(dict.fromkeys(p.parent for p in paths))
+        if _SYNCFS is not None:
+            devices: dict[int, Path] = {}
+            for folder in folders:
+                devices.setdefault(os.stat(folder).st_dev, folder)
+            for folder in devices.values():
+                fd = os.open(folder, os.O_RDONLY)
+                try:
+                    if _SYNCFS(fd) != 0:
+                        err = ctypes.get_errno()
+                        raise OSError(err, os.strerror(err), str(folder))
+                finally:
+                    os.close(fd)
+            return
+        for path in [*dict.fromkeys(paths), *folders]:  # pragma: no cover - not Linux
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def resolve_workspace(arg: str | Path | None) -> Path:

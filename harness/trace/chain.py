@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 from pydantic import ValidationError
@@ -63,12 +63,23 @@ def append_line(path: Path, line: bytes) -> None:
 class TraceWriter:
     """Appends events to `path`, chaining hashes. Writes every record through; `sync()` fsyncs."""
 
-    def __init__(self, path: Path, run_id: str, clock: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        run_id: str,
+        clock: Callable[[], str],
+        sink: BinaryIO | None = None,
+    ) -> None:
         self.path = path
         self.run_id = run_id
         self._clock = clock
         self.seq = 0
         self.head = ""
+        self._own = sink is None  # a `sink` (a worker's memory) is the caller's to read
+        self._closed = False
+        if sink is not None:
+            self._fh: BinaryIO = sink
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         # unbuffered: each record goes out in write() calls of its own, so a full disk
         # fails that record (recovery trims its partial line) and leaves nothing queued
@@ -93,19 +104,29 @@ class TraceWriter:
         return event.model_copy(update={"hash": digest})
 
     def sync(self) -> None:
-        os.fsync(self._fh.fileno())
+        if self._own:
+            os.fsync(self._fh.fileno())
 
     def abandon(self) -> None:
         """Close without a final fsync: the batch stopped on an error (a full disk); the
         run stays unfinished and recovery settles it."""
-        self._fh.close()
+        self._closed = True
+        if self._own:
+            self._fh.close()
 
-    def close(self) -> None:
-        if not self._fh.closed:
-            try:
+    def close(self, sync: bool = True) -> None:
+        """Close the trace, fsynced; `sync=False` when a `SyncGroup` makes it durable with
+        others before its anchor is written (a batch's cycle)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._own:
+            return
+        try:
+            if sync:
                 os.fsync(self._fh.fileno())
-            finally:
-                self._fh.close()
+        finally:
+            self._fh.close()
 
 
 def read_trace(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

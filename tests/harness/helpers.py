@@ -56,13 +56,16 @@ def make_engines(
     return ws, eng
 
 
-def run_cohort(ws: Workspace, eng: Engines, artifacts: Sequence[Artifact]) -> list[Run]:
-    """Run artifacts as one cohort through the production driver; the runs, in input order."""
+def run_cohort(
+    ws: Workspace, eng: Engines, artifacts: Sequence[Artifact], cohort_size: int | None = None
+) -> list[Run]:
+    """Run artifacts as one cohort (or cohorts of `cohort_size`) through the production
+    driver; the runs, in input order."""
     batch = BatchRun(
         ws,
         eng,
         artifacts,
-        cohort_size=max(1, len(artifacts)),
+        cohort_size=cohort_size or max(1, len(artifacts)),
         batch_id="b-test",
         pack="test",
         pack_version="0",

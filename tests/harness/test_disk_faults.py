@@ -30,7 +30,7 @@ from harness.errors import StorageError
 from harness.ledger import Ledger
 from harness.models import Artifact
 from harness.store import recover
-from harness.workspace import Workspace
+from harness.workspace import SyncGroup, Workspace
 from tests.harness.helpers import fake_gates, make_engines, run_cohort
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,12 +39,12 @@ ARTS = [
 ]
 
 
-def _batch(tmp: Path, arts: Sequence[Artifact] = ARTS) -> Workspace:
+def _batch(tmp: Path, arts: Sequence[Artifact] = ARTS, cohort_size: int | None = None) -> Workspace:
     """Run `arts` through the production driver (fake gates; real ledger, traces, files)."""
     ws, eng = make_engines(tmp, fake_gates(), ScriptedProposer("fake", []))
     try:
         recover(ws, eng.ledger)
-        run_cohort(ws, eng, arts)
+        run_cohort(ws, eng, arts, cohort_size)
         store.rebuild_view(ws, eng.ledger)
     finally:
         eng.ledger.close()
@@ -196,22 +196,23 @@ def test_enospc_mid_batch_stops_cleanly_commits_nothing_partial_and_the_rerun_re
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reference = _batch(tmp_path / "reference")
-    real = store.atomic_write
+    real = SyncGroup.write
     calls = {"n": 0}
 
-    def full_after_four(path: Path, data: bytes) -> None:
-        calls["n"] += 1
-        if calls["n"] > 4:  # the third artifact's objects: the disk is full
+    def full_after_four(group: SyncGroup, path: Path, data: bytes) -> None:
+        if "current" in path.parts:  # a committed object (the inputs went first)
+            calls["n"] += 1
+        if calls["n"] > 4:  # the second cohort's commit group: the disk is full
             tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
             tmp.write_bytes(data[: len(data) // 2])  # what a full disk leaves behind
             raise OSError(errno.ENOSPC, "No space left on device", str(tmp))
-        real(path, data)
+        real(group, path, data)
 
-    monkeypatch.setattr(store, "atomic_write", full_after_four)
+    monkeypatch.setattr(SyncGroup, "write", full_after_four)
     with pytest.raises(StorageError, match="no space left") as caught:
-        _batch(tmp_path / "ws")
+        _batch(tmp_path / "ws", cohort_size=2)  # each cohort's two runs commit as a group
     assert caught.value.file is not None and ".tmp-" in caught.value.file
-    monkeypatch.setattr(store, "atomic_write", real)
+    monkeypatch.setattr(SyncGroup, "write", real)
     ws = Workspace(tmp_path / "ws")
     ledger = Ledger.reader(ws.ledger_path)
     try:

@@ -106,8 +106,8 @@ def test_a_kill_after_the_commit_point_leaves_no_provenance_gap(tmp_path: Path) 
     ws, eng = make_engines(tmp_path, gates, ScriptedProposer("fake", []))
 
     class DiesAfterCommit(Committer):
-        def commit(self, *a: Any, **k: Any) -> Any:
-            super().commit(*a, **k)
+        def commit_many(self, *a: Any, **k: Any) -> Any:
+            super().commit_many(*a, **k)
             raise _Killed
 
     eng.committer = DiesAfterCommit(ws, eng.ledger)

@@ -104,18 +104,19 @@ def _pytest(base: Path, name: str, args: list[str]) -> dict[str, Any]:
 
 
 def _quick_plan(ref: Reference) -> list[Task]:
-    commits = ref.counts.get("harness.ledger:Ledger.commit", 1)
+    commits = ref.counts.get("harness.ledger:Ledger.commit_many", 1)
     mid = max(1, commits // 2)
     fsyncs = ref.counts.get("os.fsync", 1)
     return [
         Task("point", (Point("effectors.commit:write_objects", "after", mid), "batch")),
-        Task("point", (Point("harness.ledger:Ledger.commit", "after", mid), "batch")),
+        Task("point", (Point("harness.ledger:Ledger.commit_many", "after", mid), "batch")),
+        Task("point", (Point("harness.ledger:Ledger.apply_cohort", "before", 2), "pool")),
         Task("point", (Point("harness.trace.chain:TraceWriter.append", "torn", 9), "batch")),
         Task("point", (Point("os.fsync", "before", max(1, fsyncs // 2)), "batch")),
         Task(
             "recovery",
             (
-                Point("harness.ledger:Ledger.commit", "after", 1),
+                Point("harness.ledger:Ledger.commit_many", "after", 1),
                 Point("harness.store:_complete_trace", "after", 1),
             ),
         ),

@@ -31,6 +31,7 @@ from tests.reliability import proc
 from tests.reliability.points import (
     BATCH_TARGETS,
     LEARN_TARGETS,
+    POOL_POINTS,
     RECOVERY_TARGETS,
     REVIEW_TARGETS,
     Point,
@@ -350,9 +351,10 @@ def try_point(ref: Reference, base: Path, point: Point, probe: str) -> Outcome:
     t0 = time.monotonic()
     work = Path(tempfile.mkdtemp(dir=base, prefix="p-"))
     ws = fresh_ws(work, "ws", ref.cache)
-    code, child = proc.run(batch_argv(ref.corpus, ws), work / "kill.out", point=point)
+    argv = batch_argv(ref.corpus, ws) + (["--workers", "2"] if probe == "pool" else [])
+    code, child = proc.run(argv, work / "kill.out", point=point)
     _killed(o, code, child, point.name)
-    _finish(o, ws, ref, ref.corpus_bytes, work, batch_argv(ref.corpus, ws))
+    _finish(o, ws, ref, ref.corpus_bytes, work, argv)
     o.seconds = time.monotonic() - t0
     if o.clean:
         shutil.rmtree(work, ignore_errors=True)
@@ -525,8 +527,12 @@ def plan(ref: Reference, *, per_step: int, recovery: int, timed: int, review: in
     for target, when in LEARN_TARGETS:
         for n in spread(ref.counts.get(target, 0), max(1, per_step // 4)):
             tasks.append(Task("point", (Point(target, when, n), "learning")))
-    commits = ref.counts.get("harness.ledger:Ledger.commit", 1)
-    firsts = [Point("harness.ledger:Ledger.commit", "after", n) for n in spread(commits, recovery)]
+    if per_step:  # `--workers 2`: the parent killed inside a judged cohort's commit
+        tasks += [Task("point", (Point(t, w, n), "pool")) for t, w, n in POOL_POINTS]
+    commits = ref.counts.get("harness.ledger:Ledger.commit_many", 1)
+    firsts = [
+        Point("harness.ledger:Ledger.commit_many", "after", n) for n in spread(commits, recovery)
+    ]
     firsts += [Point("harness.trace.chain:TraceWriter.append", "torn", 7 * n) for n in range(1, 4)]
     for target, when in RECOVERY_TARGETS:
         for i, first in enumerate(firsts[:recovery]):

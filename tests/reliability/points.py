@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BATCH_TARGETS", "LEARN_TARGETS", "RECOVERY_TARGETS", "REVIEW_TARGETS", "Point"]
+__all__ = [
+    "BATCH_TARGETS",
+    "LEARN_TARGETS",
+    "POOL_POINTS",
+    "RECOVERY_TARGETS",
+    "REVIEW_TARGETS",
+    "Point",
+]
 
 
 @dataclass(frozen=True)
@@ -35,10 +42,11 @@ class Point:
         return {"target": self.target, "when": self.when, "nth": self.nth}
 
 
-# The commit protocol of a batch, step by step (DESIGN.md §4): input object, runs
-# registered, trace records, objects written (temp file, fsync, rename, folder fsync), the
-# ledger transaction (inside it and after it), the trace's commit record, the chapter,
-# the run's end, the corpus view.
+# The commit protocol of a batch, step by step (DESIGN.md §4): a cohort's inputs (one
+# group), runs registered, trace records, a cycle's commits as one group (objects written,
+# one sync, one ledger transaction: inside it and after it), the traces' commit records,
+# the chapters, the runs' ends (their traces synced as one group, then anchored), the
+# corpus view.
 BATCH_TARGETS: list[tuple[str, str]] = [
     ("os.fsync", "before"),  # a file written, not yet fsynced (any of them)
     ("os.replace", "before"),  # fsynced, not yet renamed into place
@@ -47,13 +55,28 @@ BATCH_TARGETS: list[tuple[str, str]] = [
     ("harness.trace.chain:TraceWriter.append", "torn"),  # half a trace record
     ("harness.trace.chain:TraceWriter.append", "after"),  # a whole record, nothing after
     ("effectors.commit:write_objects", "before"),  # gates passed, nothing written
-    ("effectors.commit:write_objects", "after"),  # objects fsynced, no ledger transaction
-    ("harness.ledger:Ledger._insert_commit", "after"),  # inside the ledger transaction
-    ("harness.ledger:Ledger.commit", "after"),  # committed, no commit record in the trace
+    ("effectors.commit:write_objects", "after"),  # one run's objects written, not synced
+    ("harness.workspace:SyncGroup.write", "after"),  # some of a group's files written
+    ("harness.workspace:SyncGroup.sync", "before"),  # a group written whole, not synced
+    ("harness.workspace:SyncGroup.sync", "after"),  # synced, no ledger transaction
+    ("harness.ledger:Ledger._insert_commit", "after"),  # inside the group's transaction
+    ("harness.ledger:Ledger.commit_many", "after"),  # committed, no commit records in traces
     ("effectors.commit:write_chapter", "before"),  # committed, no chapter
     ("harness.ledger:Ledger.finish_runs", "before"),  # the runs' ends not yet anchored
     ("harness.ledger:Ledger.finish_runs", "after"),  # anchored, the next step not taken
     ("harness.driver:rebuild_view", "before"),  # the corpus view not yet rebuilt
+]
+
+# `batch --workers 2` (harness.pool): the parent, the single commit point, killed while it
+# writes a judged cohort (its files, their one sync, its one ledger transaction). Fixed
+# call numbers: the uninterrupted reference runs in one process. Killing a worker is
+# tests/harness/test_pool.py's.
+POOL_POINTS: list[tuple[str, str, int]] = [
+    ("harness.workspace:SyncGroup.write", "after", 5),  # part of a cohort's files
+    ("harness.workspace:SyncGroup.write", "after", 40),
+    ("harness.workspace:SyncGroup.sync", "before", 2),  # the second cohort written, not synced
+    ("harness.ledger:Ledger.apply_cohort", "before", 1),  # synced, no ledger transaction
+    ("harness.ledger:Ledger.apply_cohort", "after", 2),  # committed, no view yet
 ]
 
 # Recovery itself, killed (a rerun after a kill recovers first; it is killed again here).

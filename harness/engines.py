@@ -1,0 +1,103 @@
+"""The engines of a batch, built from a pack and a workspace: once in the process that
+runs the batch (`harness.api.open_session`), and once in each worker of `--workers N`
+(`harness.pool`), which is handed the learned overlay and lessons the parent read so the
+workers decide as the parent would."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from effectors.critique import Critic
+from effectors.registry import GateContext, build_gate, build_proposer
+from harness.agenda import Agenda
+from harness.corrections import session as corrections
+from harness.ledger import Ledger
+from harness.models import Effector as E
+from harness.pack import Pack
+from harness.pools import Pools
+from harness.ports import Committer
+from harness.run import Engines, Overlay
+from harness.scratch import Scratch
+from harness.workspace import Config, Workspace
+
+__all__ = ["EngineOptions", "build_engines", "proposer_id_for", "utc_now"]
+
+
+def utc_now() -> str:
+    """The clock of every batch: UTC, microseconds."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What a batch's caller chose, beside the pack and `membrane.toml` (picklable: a
+    worker is handed it)."""
+
+    proposer: str | None = None  # None: `proposer` in membrane.toml
+    max_attempts: int | None = None
+    replay: bool = False
+
+
+def proposer_id_for(config: Config, proposer_name: str) -> str:
+    """Whose outcomes these are: `offline`, `openai:<model>`."""
+    llm = config.llm.with_env(os.environ)
+    if proposer_name == "offline" or not llm.model:
+        return proposer_name
+    return f"{proposer_name}:{llm.model}"
+
+
+def build_engines(
+    ws: Workspace,
+    config: Config,
+    pack: Pack,
+    pools: Pools,
+    opts: EngineOptions,
+    *,
+    ledger: Ledger,
+    committer: Committer,
+    scratch: Scratch,
+    overlay: Overlay | None,
+    lessons: tuple[Any, ...],
+    clock: Callable[[], str],
+) -> Engines:
+    """Gates, proposer, agenda and policy for one process."""
+    ctx = GateContext(
+        pack=pack,
+        pools=pools,
+        cache_dir=ws.cache,
+        seed=config.seed,
+        llm=config.llm.with_env(os.environ),
+        transcripts=ws.transcripts,
+        replay=opts.replay,
+        prose_workers=config.prose_workers,
+        acp=config.acp,
+    )
+    gates = {
+        E.VALUE_GATE: build_gate("value_gate", ctx),
+        E.RI_GATE: build_gate("ri_gate", ctx),
+        E.PROSE_GATE: build_gate("prose_gate", ctx),
+    }
+    proposer_name = opts.proposer or config.proposer
+    return Engines(
+        agenda=Agenda.named(pack.config.policy.rules),
+        gates=gates,
+        proposer=corrections.watched(build_proposer(proposer_name, ctx), ws, config, clock),
+        proposer_id=proposer_id_for(config, proposer_name),
+        overlay=overlay,
+        lessons=lessons,
+        spot_check=pack.config.policy.spot_check,
+        critic=Critic(pack),
+        committer=committer,
+        scratch=scratch,
+        ledger=ledger,
+        clock=clock,
+        max_attempts=opts.max_attempts or config.max_attempts or pack.config.policy.max_attempts,
+        has_prose=pack.config.prose.enabled,
+        require_approval=pack.config.policy.require_approval,
+        max_tokens_per_run=config.max_tokens_per_run,
+        max_tokens_per_batch=config.max_tokens_per_batch,
+    )

@@ -1,0 +1,523 @@
+"""`membrane batch --workers N` (issue 16): cohorts judged by long-lived worker
+processes, committed by this one.
+
+Each worker is spawned (never forked: the HermiT JVM and DuckDB do not survive a fork),
+builds its gates and proposer once (`harness.engines`), and judges whole cohorts in
+memory: the same `start_cohort` / `step_cohort` as one process, with a ledger, committer,
+scratch and traces that only record. It returns every run's trace bytes, what it would
+commit or hold, and its anchor. The parent keeps the agenda's batch decisions (start a
+cohort or stop), the single writer of the workspace and the one commit point:
+
+    for each judged cohort, in the order they come back:
+        inputs, traces, objects  -> written whole, one sync of them all
+        one ledger transaction   -> the runs registered, committed or held, and anchored
+        chapters, the corpus view
+
+Until that transaction nothing of the cohort is in the ledger, so a worker killed
+mid-cohort loses nothing: the pool is replaced and the cohort judged again under the same
+run ids; a kill of the parent leaves unregistered traces and objects that recovery
+sweeps, and a rerun judges those artifacts again. What the workers commit is what one
+process commits, byte for byte: a run's verdicts and proposals depend on its artifact,
+the pack and the learned state the parent hands every worker, not on which process ran it.
+
+Model token budgets: each cohort starts from the batch's spend when it was sent, so with
+N workers a batch budget may be overshot by what N - 1 cohorts spend at once.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import multiprocessing
+import signal
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+from harness.chapters import ChapterRenderer, write_chapter
+from harness.driver import BatchRun, Cycle, RunSummary
+from harness.engines import EngineOptions, build_engines, utc_now
+from harness.errors import InfrastructureError, PackError
+from harness.ledger import CommitRow, HeldRow, Ledger
+from harness.loop import start_cohort, step_cohort
+from harness.models import Artifact, Trigger
+from harness.pack import load_pack
+from harness.ports import Pending
+from harness.run import Engines, Overlay, Run, fresh_facts
+from harness.scratch import Scratch
+from harness.store import content_hash, object_bytes, object_files
+from harness.trace import TraceWriter
+from harness.workspace import SyncGroup, Workspace
+
+__all__ = ["PoolBatchRun", "WorkerSpec"]
+
+_log = logging.getLogger(__name__)
+
+MAX_TRIES = 3  # a cohort whose worker died this often stops the batch
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker needs to build its engines as the parent did (picklable)."""
+
+    root: str
+    pack: str
+    options: EngineOptions
+    overlay: Overlay | None
+    lessons: tuple[Any, ...]
+    batch_id: str
+    pack_name: str
+    pack_version: str
+
+
+@dataclass(frozen=True)
+class _Task:
+    index: int
+    runs: tuple[tuple[str, bytes, str, int], ...]  # run id, input bytes, input hash, version
+    tokens_spent: int
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """An artifact a run committed or held, as the parent stores it."""
+
+    data: bytes
+    digest: str
+    mdata: bytes
+    mdigest: str
+    version: int  # the commit's version (0: held)
+    trace_seq: int
+    trace_hash: str
+    at: str
+    why: str = ""
+
+
+@dataclass
+class _Judged:
+    run_id: str
+    artifact_id: str
+    input_hash: str
+    started_at: str
+    trace: bytes
+    finish: tuple[str, str, int, str, str | None, str | None]
+    summary: RunSummary
+    scratch: list[tuple[str, bytes]] = field(default_factory=list)
+    commit: _Stored | None = None
+    hold: _Stored | None = None
+
+
+@dataclass
+class _Result:
+    index: int
+    runs: list[_Judged]
+    tokens: int
+    endpoint_down: str | None
+
+
+# -- the worker's side -------------------------------------------------------------------
+
+
+class _RecordingLedger:
+    """The ledger as a worker sees it: what the loop would write, kept for the parent."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, str] = {}
+        self.finished: dict[str, tuple[str, str, int, str, str | None, str | None]] = {}
+
+    def start_runs(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+        self.started.update((r[0], r[4]) for r in rows)
+
+    def finish_runs(
+        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
+    ) -> None:
+        self.finished.update((r[0], r) for r in rows)
+
+
+class _RecordingCommitter:
+    """COMMIT and HOLD as a worker runs them: the rows the parent's transaction will
+    write (versions from the ledger as the parent read it), the bytes to store."""
+
+    def __init__(self) -> None:
+        self.versions: dict[str, int] = {}  # artifact id -> newest committed version
+        self.stored: dict[str, _Stored] = {}
+
+    def commit_many(self, items: Sequence[Pending]) -> list[CommitRow]:
+        rows = []
+        for p in items:
+            data, digest, mdata, mdigest = object_bytes(p.artifact, p.metrics)
+            version = self.versions.get(p.artifact.id, 0) + 1
+            self.stored[p.run_id] = _Stored(
+                data, digest, mdata, mdigest, version, p.trace_seq, p.trace_hash, p.at
+            )
+            rows.append(
+                CommitRow(
+                    p.artifact.id,
+                    version,
+                    digest,
+                    mdigest,
+                    p.run_id,
+                    p.trace_seq,
+                    p.trace_hash,
+                    p.at,
+                )
+            )
+        return rows
+
+    def commit(
+        self,
+        run_id: str,
+        artifact: Artifact,
+        metrics: Mapping[str, Any],
+        trace_seq: int,
+        trace_hash: str,
+        at: str,
+    ) -> CommitRow:
+        return self.commit_many([Pending(run_id, artifact, metrics, trace_seq, trace_hash, at)])[0]
+
+    def hold(
+        self,
+        run_id: str,
+        artifact: Artifact,
+        metrics: Mapping[str, Any],
+        trace_seq: int,
+        trace_hash: str,
+        at: str,
+        why: str = "",
+    ) -> HeldRow:
+        data, digest, mdata, mdigest = object_bytes(artifact, metrics)
+        self.stored[run_id] = _Stored(
+            data, digest, mdata, mdigest, 0, trace_seq, trace_hash, at, why
+        )
+        return HeldRow(
+            artifact.id, run_id, digest, mdigest, trace_seq, trace_hash, at, "pending", why
+        )
+
+
+class _RecordingScratch(Scratch):
+    """Each attempt's candidate, kept in memory for the parent to stage."""
+
+    def __init__(self, root: Path, inputs: Path | None = None) -> None:
+        super().__init__(root, inputs)
+        self.kept: dict[str, dict[str, bytes]] = {}
+
+    def put(self, run_id: str, digest: str, data: bytes) -> None:
+        self.kept.setdefault(run_id, {})[digest] = data
+
+    def get(self, run_id: str, digest: str) -> bytes | None:
+        data = self.kept.get(run_id, {}).get(digest)
+        return data if data is not None else super().get(run_id, digest)
+
+
+class _NoSync(SyncGroup):
+    """A worker writes no file the ledger names: nothing to sync."""
+
+    def sync(self) -> None:
+        self._paths = []
+
+
+@dataclass
+class _Worker:
+    spec: WorkerSpec
+    ws: Workspace
+    eng: Engines
+    ledger: _RecordingLedger
+    committer: _RecordingCommitter
+    scratch: _RecordingScratch
+
+
+_STATE: dict[str, _Worker] = {}  # this worker process's engines, under "worker"
+
+
+def _init_worker(spec: WorkerSpec) -> None:
+    """Build this worker's engines once (gates warm for every cohort it judges)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
+    from ontology import load_pools  # owlready2 is heavy: imported where it is used
+
+    ws = Workspace(Path(spec.root))
+    config = ws.config()
+    pack = load_pack(Path(spec.pack))
+    ledger, committer = _RecordingLedger(), _RecordingCommitter()
+    scratch = _RecordingScratch(ws.scratch, ws.inputs)
+    eng = build_engines(
+        ws,
+        config,
+        pack,
+        load_pools(pack, ws.cache),
+        spec.options,
+        ledger=cast(Ledger, ledger),
+        committer=committer,
+        scratch=scratch,
+        overlay=spec.overlay,
+        lessons=spec.lessons,
+        clock=utc_now,
+    )
+    eng.durable = _NoSync
+    _STATE["worker"] = _Worker(spec, ws, eng, ledger, committer, scratch)
+
+
+def _judge(task: _Task) -> _Result:
+    """One cohort, start to end, in memory."""
+    w = _STATE["worker"]
+    eng = w.eng
+    eng.batch_tokens, eng.endpoint_down = task.tokens_spent, None
+    w.ledger.started.clear()
+    w.ledger.finished.clear()
+    w.committer.stored.clear()
+    w.scratch.kept.clear()
+    runs: list[Run] = []
+    sinks: list[io.BytesIO] = []
+    for run_id, data, input_hash, version in task.runs:
+        artifact = Artifact.model_validate_json(data)
+        w.committer.versions[artifact.id] = version
+        sink = io.BytesIO()
+        trace = TraceWriter(w.ws.trace_path(run_id), run_id, eng.clock, sink=sink)
+        runs.append(Run(run_id=run_id, input=artifact, input_hash=input_hash, trace=trace))
+        sinks.append(sink)
+    spec = w.spec
+    start_cohort(runs, eng, spec.batch_id, spec.pack_name, spec.pack_version)
+    while not all(r.state.terminal for r in runs):
+        step_cohort(runs, eng)
+    out = []
+    for run, sink in zip(runs, sinks, strict=True):
+        stored = w.committer.stored.get(run.run_id)
+        out.append(
+            _Judged(
+                run_id=run.run_id,
+                artifact_id=run.input.id,
+                input_hash=run.input_hash,
+                started_at=w.ledger.started[run.run_id],
+                trace=sink.getvalue(),
+                finish=w.ledger.finished[run.run_id],
+                summary=RunSummary(
+                    run.input.id,
+                    run.run_id,
+                    run.state.value,
+                    run.attempt,
+                    dict(run.codes),
+                    run.error,
+                ),
+                scratch=sorted(w.scratch.kept.get(run.run_id, {}).items()),
+                commit=stored if stored is not None and stored.version else None,
+                hold=stored if stored is not None and not stored.version else None,
+            )
+        )
+    tokens = eng.batch_tokens - task.tokens_spent
+    return _Result(task.index, out, tokens, eng.endpoint_down)
+
+
+# -- the parent's side -------------------------------------------------------------------
+
+
+class PoolBatchRun(BatchRun):
+    """A batch whose cohorts `workers` spawned processes judge; this process commits
+    them. Iterates like `BatchRun` (one `Cycle` per committed cohort)."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        eng: Engines,
+        artifacts: Iterable[Artifact],
+        *,
+        workers: int,
+        spec: WorkerSpec,
+        chapters: ChapterRenderer | None = None,
+        cohort_size: int = 256,
+        batch_id: str | None = None,
+        pack: str = "",
+        pack_version: str = "",
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        super().__init__(
+            ws,
+            eng,
+            artifacts,
+            cohort_size=cohort_size,
+            batch_id=batch_id,
+            pack=pack,
+            pack_version=pack_version,
+        )
+        self.workers = workers
+        self.spec = spec if spec.batch_id == self.batch_id else _with_batch(spec, self.batch_id)
+        self.chapters = chapters
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight: dict[Future[_Result], _Task] = {}
+        self._tries: dict[int, int] = {}
+        self._tasks = 0
+        self.restarts = 0  # pools replaced after a worker died
+
+    def step(self) -> Cycle | None:
+        if self._over:
+            return None
+        try:
+            while len(self._inflight) <= self.workers and self._dispatch():
+                pass
+            if not self._inflight:
+                self._shutdown()
+                self._finish()
+                return None
+            done, _ = wait(self._inflight, return_when=FIRST_COMPLETED)
+            fut = min(done, key=lambda f: self._inflight[f].index)
+            task = self._inflight.pop(fut)
+            try:
+                result = fut.result()
+            except BrokenProcessPool:
+                self._inflight[fut] = task
+                self._replace_pool()
+                return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
+            self._apply(task, result)
+        except BaseException:
+            self._shutdown()
+            raise
+        return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(self.spec,),
+            )
+        return self._pool
+
+    def _dispatch(self) -> bool:
+        """Send the next cohort to the pool, unless the agenda stops the batch."""
+        if self._next >= len(self._todo):
+            return False
+        probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
+        if probe.trigger is Trigger.HALTED:
+            self.result.halted_by = probe.rule
+            self.result.not_started = len(self._todo) - self._next
+            self._next = len(self._todo)
+            return False
+        chunk = self._todo[self._next : self._next + self.cohort_size]
+        self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)
+        self._next += len(chunk)
+        inputs = [zlib.decompress(packed) for packed in chunk]
+        ids = [Artifact.model_validate_json(data).id for data in inputs]
+        versions = self.eng.ledger.latest_versions(ids)
+        runs = tuple(
+            (
+                f"{aid}.r{self.eng.ledger.count_runs(aid) + 1}",
+                data,
+                content_hash(data),
+                versions[aid],
+            )
+            for aid, data in zip(ids, inputs, strict=True)
+        )
+        task = _Task(self._tasks, runs, self.eng.batch_tokens)
+        self._tasks += 1
+        self._submit(task)
+        return True
+
+    def _submit(self, task: _Task) -> None:
+        self._inflight[self._ensure_pool().submit(_judge, task)] = task
+
+    def _replace_pool(self) -> None:
+        """A worker died: every cohort in flight that has no result is judged again by a
+        new pool (nothing of theirs reached the ledger)."""
+        self.restarts += 1
+        keep: dict[Future[_Result], _Task] = {}
+        again: list[_Task] = []
+        for fut, task in self._inflight.items():
+            if fut.done() and fut.exception() is None:
+                keep[fut] = task
+                continue
+            self._tries[task.index] = self._tries.get(task.index, 0) + 1
+            if self._tries[task.index] >= MAX_TRIES:
+                raise InfrastructureError(
+                    f"a worker died {MAX_TRIES} times judging cohort {task.index + 1} "
+                    f"({len(task.runs)} artifacts, first {task.runs[0][0]}); nothing of it "
+                    "was committed: rerun without --workers to see the error, or with "
+                    "fewer workers if the machine is short of memory"
+                )
+            again.append(task)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self._inflight = keep
+        for task in again:
+            self._submit(task)
+
+    def _shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    # -- the commit point ----------------------------------------------------------------
+
+    def _apply(self, task: _Task, result: _Result) -> None:
+        """Write the cohort's files, sync them once, then one ledger transaction."""
+        group = self.eng.durable()
+        for _run_id, data, input_hash, _version in task.runs:
+            group.write_once(self.ws.inputs / f"{input_hash}.json", data)
+        for j in result.runs:
+            self._write_run(j, group)
+        group.sync()
+        rows = self.eng.ledger.apply_cohort(
+            [
+                (j.run_id, j.artifact_id, self.batch_id, j.input_hash, j.started_at)
+                for j in result.runs
+            ],
+            [_commit_row(j) for j in result.runs if j.commit is not None],
+            [_hold_row(j) for j in result.runs if j.hold is not None],
+            [j.finish for j in result.runs],
+        )
+        self._check_and_render([j for j in result.runs if j.commit is not None], rows)
+        self.result.runs.extend(j.summary for j in result.runs)
+        self._done += len(result.runs)
+        self.eng.batch_tokens += result.tokens
+        if result.endpoint_down and not self.eng.endpoint_down:
+            self.eng.endpoint_down = result.endpoint_down
+        self._refresh_view(final=False)
+
+    def _write_run(self, j: _Judged, group: SyncGroup) -> None:
+        group.write(self.ws.trace_path(j.run_id), j.trace)  # over a trace a kill left
+        if self.eng.scratch is not None:
+            for digest, data in j.scratch:
+                self.eng.scratch.put(j.run_id, digest, data)
+        for stored, folder in ((j.commit, self.ws.current), (j.hold, self.ws.held)):
+            if stored is not None:
+                for path, payload in object_files(
+                    folder, stored.data, stored.digest, stored.mdata, stored.mdigest
+                ):
+                    group.write_once(path, payload)
+
+    def _check_and_render(self, committed: list[_Judged], rows: list[CommitRow]) -> None:
+        for j, row in zip(committed, rows, strict=True):
+            assert j.commit is not None
+            if row.version != j.commit.version:  # the ledger moved under the batch
+                raise InfrastructureError(
+                    f"{j.artifact_id}: committed as version {row.version}, but its trace says "
+                    f"{j.commit.version}; another process wrote the ledger during the batch"
+                )
+            if self.chapters is None:
+                continue
+            try:  # a derived view: recovery re-renders it
+                artifact = Artifact.model_validate_json(j.commit.data)
+                write_chapter(self.ws, self.chapters, artifact, row, j.summary.attempts)
+            except (PackError, OSError) as exc:  # after the commit point: it stands
+                _log.warning("chapter of %s not written: %s", j.artifact_id, exc)
+
+
+def _commit_row(j: _Judged) -> tuple[str, str, str, str, int, str, str]:
+    c = j.commit
+    assert c is not None
+    return (j.artifact_id, c.digest, c.mdigest, j.run_id, c.trace_seq, c.trace_hash, c.at)
+
+
+def _hold_row(j: _Judged) -> tuple[str, str, str, str, int, str, str, str]:
+    h = j.hold
+    assert h is not None
+    return (j.artifact_id, h.digest, h.mdigest, j.run_id, h.trace_seq, h.trace_hash, h.at, h.why)
+
+
+def _with_batch(spec: WorkerSpec, batch_id: str) -> WorkerSpec:
+    return replace(spec, batch_id=batch_id)
