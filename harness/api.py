@@ -142,13 +142,29 @@ class Session:
         cohort_size: int | None = None,
         batch_id: str | None = None,
         workers: int = 0,
+        executor: str = "process",
+        ray_address: str | None = None,
     ) -> BatchRun:
         """The batch driver over this session's engines (skips settled inputs); with
-        `workers`, cohorts are judged by that many worker processes (`harness.pool`)."""
+        `workers`, cohorts are judged by that many worker processes (`harness.pool`), or
+        Ray actors with `executor="ray"` (`harness.pool_ray`)."""
         size = cohort_size or self.config.cohort_size
         pack, version = self.pack.name, self.pack.config.pack.version
+        if executor == "ray" and not workers:
+            workers = 2
         if workers:
-            from harness.pool import PoolBatchRun, WorkerSpec  # spawns processes: on demand
+            from harness.pool import (  # spawns processes: on demand
+                Executor,
+                PoolBatchRun,
+                ProcessExecutor,
+                WorkerSpec,
+            )
+
+            factory: Callable[[int, WorkerSpec], Executor] = ProcessExecutor
+            if executor == "ray":
+                from harness.pool_ray import ray_executor  # the optional extra membrane[ray]
+
+                factory = ray_executor(ray_address)
 
             spec = WorkerSpec(
                 root=str(self.ws.root.resolve()),
@@ -167,6 +183,7 @@ class Session:
                 artifacts,
                 workers=workers,
                 spec=spec,
+                executor=factory,
                 chapters=chapters,
                 cohort_size=size,
                 batch_id=batch_id,
@@ -324,6 +341,8 @@ def run_batch(
     max_attempts: int | None = None,
     cohort_size: int | None = None,
     workers: int = 0,
+    executor: str = "process",
+    ray_address: str | None = None,
     strict_input: bool = False,
     report: bool = False,
     replay: bool = False,
@@ -354,7 +373,13 @@ def run_batch(
             # streamed (issue 22): the batch keeps the bytes of what is left to do, not
             # the corpus; every line is read and checked before any run starts
             read = CorpusStream(corpus, pack, session.ledger.artifact_ids())
-            batch = session.batch(read, cohort_size=cohort_size, workers=workers)
+            batch = session.batch(
+                read,
+                cohort_size=cohort_size,
+                workers=workers,
+                executor=executor,
+                ray_address=ray_address,
+            )
             if strict_input and read.errors:
                 raise read.errors[0]  # an id that differs in case from the workspace's
             if progress:

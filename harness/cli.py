@@ -269,6 +269,19 @@ def _run_commands(cmd: Callable[[str, str, str], argparse.ArgumentParser]) -> No
                 "this process stays the single commit point (default 0: all in this process)",
             )
             c.add_argument(
+                "--executor",
+                choices=("process", "ray"),
+                default="process",
+                help="where --workers run: spawned processes of this machine (default), or "
+                "Ray actors (needs the extra membrane[ray]; --workers defaults to 2)",
+            )
+            c.add_argument(
+                "--ray-address",
+                metavar="ADDR",
+                help="the Ray cluster to join (`auto`: the one `ray start` made here; "
+                "default: a local cluster started for the batch)",
+            )
+            c.add_argument(
                 "--strict",
                 action="store_true",
                 help="exit 3 if any run did not commit, counting the settled runs a rerun skips",

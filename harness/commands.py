@@ -162,6 +162,8 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
             max_attempts=args.max_attempts,
             cohort_size=args.cohort_size,
             workers=args.workers,
+            executor=args.executor,
+            ray_address=args.ray_address,
             strict_input=args.strict_input,
             report=not args.no_report,
             replay=args.replay,

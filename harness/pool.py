@@ -31,12 +31,12 @@ import logging
 import multiprocessing
 import signal
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from harness.chapters import ChapterRenderer, write_chapter
 from harness.driver import BatchRun, Cycle, RunSummary
@@ -53,7 +53,16 @@ from harness.store import content_hash, object_bytes, object_files
 from harness.trace import TraceWriter
 from harness.workspace import SyncGroup, Workspace
 
-__all__ = ["PoolBatchRun", "WorkerSpec"]
+__all__ = [
+    "CohortResult",
+    "CohortTask",
+    "Executor",
+    "PoolBatchRun",
+    "ProcessExecutor",
+    "WorkerSpec",
+    "init_worker",
+    "judge",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -75,7 +84,7 @@ class WorkerSpec:
 
 
 @dataclass(frozen=True)
-class _Task:
+class CohortTask:
     index: int
     runs: tuple[tuple[str, bytes, str, int], ...]  # run id, input bytes, input hash, version
     tokens_spent: int
@@ -111,7 +120,7 @@ class _Judged:
 
 
 @dataclass
-class _Result:
+class CohortResult:
     index: int
     runs: list[_Judged]
     tokens: int
@@ -232,7 +241,7 @@ class _Worker:
 _STATE: dict[str, _Worker] = {}  # this worker process's engines, under "worker"
 
 
-def _init_worker(spec: WorkerSpec) -> None:
+def init_worker(spec: WorkerSpec) -> None:
     """Build this worker's engines once (gates warm for every cohort it judges)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     from ontology import load_pools  # owlready2 is heavy: imported where it is used
@@ -259,7 +268,7 @@ def _init_worker(spec: WorkerSpec) -> None:
     _STATE["worker"] = _Worker(spec, ws, eng, ledger, committer, scratch)
 
 
-def _judge(task: _Task) -> _Result:
+def judge(task: CohortTask) -> CohortResult:
     """One cohort, start to end, in memory."""
     w = _STATE["worker"]
     eng = w.eng
@@ -306,7 +315,58 @@ def _judge(task: _Task) -> _Result:
             )
         )
     tokens = eng.batch_tokens - task.tokens_spent
-    return _Result(task.index, out, tokens, eng.endpoint_down)
+    return CohortResult(task.index, out, tokens, eng.endpoint_down)
+
+
+# -- executors: where the workers live ---------------------------------------------------
+
+
+class Executor(Protocol):
+    """Workers that judge cohorts: spawned processes here (`ProcessExecutor`), Ray actors
+    on a cluster (`harness.pool_ray.RayExecutor`). `died` are the errors a future raises
+    when its worker died; `replace()` brings up fresh workers after that."""
+
+    died: tuple[type[BaseException], ...]
+
+    def submit(self, task: CohortTask) -> Future[CohortResult]: ...
+
+    def replace(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class ProcessExecutor:
+    """`workers` spawned processes of this machine (never forked: the JVM)."""
+
+    died: tuple[type[BaseException], ...] = (BrokenProcessPool,)
+
+    def __init__(self, workers: int, spec: WorkerSpec) -> None:
+        self.workers, self.spec = workers, spec
+        self._pool: ProcessPoolExecutor | None = None
+
+    def submit(self, task: CohortTask) -> Future[CohortResult]:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=init_worker,
+                initargs=(self.spec,),
+            )
+        return self._pool.submit(judge, task)
+
+    def pids(self) -> list[int]:
+        """The workers' process ids (tests kill one)."""
+        return list(self._pool._processes) if self._pool is not None else []
+
+    def replace(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 # -- the parent's side -------------------------------------------------------------------
@@ -324,6 +384,7 @@ class PoolBatchRun(BatchRun):
         *,
         workers: int,
         spec: WorkerSpec,
+        executor: Callable[[int, WorkerSpec], Executor] = ProcessExecutor,
         chapters: ChapterRenderer | None = None,
         cohort_size: int = 256,
         batch_id: str | None = None,
@@ -344,8 +405,8 @@ class PoolBatchRun(BatchRun):
         self.workers = workers
         self.spec = spec if spec.batch_id == self.batch_id else _with_batch(spec, self.batch_id)
         self.chapters = chapters
-        self._pool: ProcessPoolExecutor | None = None
-        self._inflight: dict[Future[_Result], _Task] = {}
+        self.executor = executor(workers, self.spec)
+        self._inflight: dict[Future[CohortResult], CohortTask] = {}
         self._tries: dict[int, int] = {}
         self._tasks = 0
         self.restarts = 0  # pools replaced after a worker died
@@ -365,7 +426,7 @@ class PoolBatchRun(BatchRun):
             task = self._inflight.pop(fut)
             try:
                 result = fut.result()
-            except BrokenProcessPool:
+            except self.executor.died:
                 self._inflight[fut] = task
                 self._replace_pool()
                 return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
@@ -376,16 +437,6 @@ class PoolBatchRun(BatchRun):
         return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
 
     # -- dispatch ------------------------------------------------------------------------
-
-    def _ensure_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_init_worker,
-                initargs=(self.spec,),
-            )
-        return self._pool
 
     def _dispatch(self) -> bool:
         """Send the next cohort to the pool, unless the agenda stops the batch."""
@@ -412,20 +463,20 @@ class PoolBatchRun(BatchRun):
             )
             for aid, data in zip(ids, inputs, strict=True)
         )
-        task = _Task(self._tasks, runs, self.eng.batch_tokens)
+        task = CohortTask(self._tasks, runs, self.eng.batch_tokens)
         self._tasks += 1
         self._submit(task)
         return True
 
-    def _submit(self, task: _Task) -> None:
-        self._inflight[self._ensure_pool().submit(_judge, task)] = task
+    def _submit(self, task: CohortTask) -> None:
+        self._inflight[self.executor.submit(task)] = task
 
     def _replace_pool(self) -> None:
         """A worker died: every cohort in flight that has no result is judged again by a
         new pool (nothing of theirs reached the ledger)."""
         self.restarts += 1
-        keep: dict[Future[_Result], _Task] = {}
-        again: list[_Task] = []
+        keep: dict[Future[CohortResult], CohortTask] = {}
+        again: list[CohortTask] = []
         for fut, task in self._inflight.items():
             if fut.done() and fut.exception() is None:
                 keep[fut] = task
@@ -439,21 +490,17 @@ class PoolBatchRun(BatchRun):
                     "fewer workers if the machine is short of memory"
                 )
             again.append(task)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        self.executor.replace()
         self._inflight = keep
         for task in again:
             self._submit(task)
 
     def _shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self.executor.shutdown()
 
     # -- the commit point ----------------------------------------------------------------
 
-    def _apply(self, task: _Task, result: _Result) -> None:
+    def _apply(self, task: CohortTask, result: CohortResult) -> None:
         """Write the cohort's files, sync them once, then one ledger transaction."""
         group = self.eng.durable()
         for _run_id, data, input_hash, _version in task.runs:

@@ -98,10 +98,8 @@ def test_a_worker_killed_mid_batch_loses_nothing(
         killed = False
         for cycle in batch:
             if not killed and cycle.done:  # one cohort committed, others in flight
-                pool = batch._pool  # type: ignore[attr-defined]
-                assert pool is not None
-                pid = next(iter(pool._processes))
-                os.kill(pid, signal.SIGKILL)
+                pids = batch.executor.pids()  # type: ignore[attr-defined]
+                os.kill(pids[0], signal.SIGKILL)
                 killed = True
         assert killed and batch.restarts >= 1  # type: ignore[attr-defined]
         assert len(batch.result.runs) == 48
