@@ -47,12 +47,14 @@ class Exclusions:
         known = {normalize_label(t) for ind in pools.individuals.values()
                  for t in (*ind.labels, ind.name.replace("_", " "))}
         known |= {normalize_label(t) for t in pools.aliases}
+        known |= {normalize_label(t.replace("_", " "))  # classes prose may mention (issue 27)
+                  for c in pools.mentionable_classes for t in (*pools.classes[c].labels, c)}
         labels = {normalize_label(t): t for t in settings.exclude_labels}
         stray = [t for k, t in labels.items() if k not in known]
         if stray:
             raise PackError(
                 f"`prose.exclude_labels` names {stray}, which are no label, IRI fragment or "
-                "alias of any individual",
+                "alias of any individual or of a class prose may mention",
                 file=toml,
                 hint="give spellings as the ontology has them (any case)",
             )

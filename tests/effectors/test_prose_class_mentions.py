@@ -62,6 +62,7 @@ type = {{ kind = "class", root = "Equipment" }}
 power = {{ kind = "data", property = "ratedPower" }}
 [prose]
 entity_columns = {entity_columns}
+exclude_labels = {exclude_labels}
 entailment = "off"
 [[prose.quantities]]
 column = "equipment.power"
@@ -69,11 +70,13 @@ units = {{ "kW" = 1.0 }}
 """
 
 
-def _pack_dir(tmp: Path, entity_columns: str) -> Path:
+def _pack_dir(tmp: Path, entity_columns: str, exclude_labels: str) -> Path:
     d = tmp / "plant"
     d.mkdir()
     (d / "plant.ttl").write_text(_ONTO, encoding="utf-8")
-    (d / "pack.toml").write_text(_TOML.format(entity_columns=entity_columns), encoding="utf-8")
+    (d / "pack.toml").write_text(
+        _TOML.format(entity_columns=entity_columns, exclude_labels=exclude_labels), encoding="utf-8"
+    )
     (d / "spine.sql").write_text(
         "CREATE TABLE equipment (id VARCHAR PRIMARY KEY, type VARCHAR, power DOUBLE);",
         encoding="utf-8",
@@ -81,8 +84,10 @@ def _pack_dir(tmp: Path, entity_columns: str) -> Path:
     return d
 
 
-def _gate(tmp: Path, entity_columns: str = "[]") -> tuple[ProseGate, Pools]:
-    pack = load_pack(_pack_dir(tmp, entity_columns))
+def _gate(
+    tmp: Path, entity_columns: str = "[]", exclude_labels: str = "[]"
+) -> tuple[ProseGate, Pools]:
+    pack = load_pack(_pack_dir(tmp, entity_columns, exclude_labels))
     pools = load_pools(pack, tmp / "cache")
     return ProseGate(pack, pools), pools
 
@@ -156,3 +161,10 @@ def test_a_class_entity_column_must_be_mentioned_by_a_label(tmp_path: Path) -> N
     assert _codes(v) == [("prose.missing_entity", EX + "Chiller")]
     assert v.critiques[0].expected == "chiller"
     assert _codes(_judge(gate, rows, "AHU-1 is an air handler; CH-1 is a chiller.")) == []
+
+
+def test_a_pack_may_leave_an_ordinary_word_class_label_out(tmp_path: Path) -> None:
+    gate, _ = _gate(tmp_path, exclude_labels='["Fan"]')  # [prose] exclude_labels
+    rows = [("CH-1", "Chiller", 350.0)]
+    assert gate.matcher.find("The fan runs daily.") == []
+    assert _codes(_judge(gate, rows, "The chiller has a fan.")) == []
