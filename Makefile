@@ -53,7 +53,7 @@ $(HERMES_STAMP): $(LOCK)/hermes.lock | $(STAMP)
 UV_COMPILE := $(UV) pip compile --quiet --python-version 3.11.5 --generate-hashes --custom-compile-command "make lock"
 lock: $(STAMP)
 	$(UV_COMPILE) --universal $(LOCK)/tools.in -o $(LOCK)/bootstrap.lock
-	$(UV_COMPILE) --universal pyproject.toml --extra dev --extra serve --extra acp -c constraints.txt $(LOCK)/tools.in -o $(LOCK)/main.lock
+	$(UV_COMPILE) --universal pyproject.toml --extra dev --extra serve --extra acp --extra ray -c constraints.txt $(LOCK)/tools.in -o $(LOCK)/main.lock
 	$(UV_COMPILE) --python-platform linux $(LOCK)/hermes.in -c constraints-hermes.txt -o $(LOCK)/hermes.lock
 
 demo: $(STAMP)
