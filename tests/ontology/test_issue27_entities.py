@@ -250,7 +250,9 @@ def test_the_prose_pool_holds_what_the_pack_binds(gate: ValueGate) -> None:
     from effectors.prose.matcher import EntityMatcher
 
     matcher = EntityMatcher(gate.pools)
-    assert matcher.mentioned("a maroon pump next to the red one") == {"red"}  # deprecated
+    # `maroon` is deprecated; `pump` is a class under the class column's root (a mention of
+    # the rows typed by it, keyed by IRI)
+    assert matcher.mentioned("a maroon pump next to the red one") == {"red", NS + "Pump"}
     # `building` is an individual, but of no range the pack binds: an ordinary word
     assert "building" in gate.pools.individuals
     assert matcher.mentioned("the building has a blue door") == {"blue"}
