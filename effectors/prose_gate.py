@@ -205,8 +205,7 @@ class ProseGate:
             mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
         # "the chiller": an entity of the tables by its head word
-        heads = self.heads.find(prose, index.view, [(m[0], m[1]) for m in mentions],
-                                {m[2] for m in mentions})
+        heads = self.heads.find(prose, index.view, mentions, {m[2] for m in mentions})
         if heads:
             mentions = sorted([*mentions, *((s, e, ind, False) for s, e, ind in heads)])
         critiques, metrics = self._entities(prose, mentions, sentences, index, spec, what)
@@ -221,7 +220,7 @@ class ProseGate:
             critiques += [self._mismatch(prose, m, skipped, what) for m in mismatches]
             hit = self.aggregates.sentences_hit(prose, sentences)
             if hit:
-                anchors = sorted([*mentions, *self.claims.key_anchors(index, prose)])
+                anchors = self.claims.anchors(mentions, index, prose)
                 found = self.aggregates.check(
                     artifact, prose, sentences, anchors, index.lookup, hit
                 )

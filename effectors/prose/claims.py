@@ -331,7 +331,7 @@ class ClaimChecker:
             return 0, []
         if index is None:
             index = self.index(artifact)
-        anchors = self._anchors(mentions, index, prose)
+        anchors = self.anchors(mentions, index, prose)
         starts = [a[0] for a in anchors]
         sent_starts = sentences.starts
         sent_spans = sentences.spans or [(0, len(prose))]
@@ -442,14 +442,17 @@ class ClaimChecker:
         self.skipped = skipped
         return judged, out
 
-    def _anchors(self, mentions: Sequence[Anchor], index: ArtifactIndex, prose: str
-                 ) -> list[Anchor]:
-        """The mentions and the row keys the prose cites, in text order."""
+    def anchors(self, mentions: Sequence[Anchor], index: ArtifactIndex, prose: str
+                ) -> list[Anchor]:
+        """The mentions and the row keys the prose cites, sorted (merged once per index,
+        prose and mentions: the claims and the aggregate claims both read them)."""
+        cached = index.anchor_cache
+        if cached is not None and cached[0] is prose and cached[1] is mentions:
+            return cached[2]
         anchors = list(mentions)
-        keys = self.key_anchors(index, prose)
-        if keys:
-            anchors += keys
-            anchors.sort()
+        anchors += self.key_anchors(index, prose)
+        anchors.sort()
+        index.anchor_cache = (prose, mentions, anchors)
         return anchors
 
     def _subject(self, named: Names, starts: Sequence[int], cs: int, ce: int, mid: int,
@@ -878,13 +881,15 @@ class ArtifactIndex:
     the key values prose may cite (`key_values`); cells, resolved cells and numbers per
     column on demand."""
 
-    __slots__ = ("artifact", "cell_columns", "checker", "ents", "joins", "key_anchor_cache",
+    __slots__ = ("anchor_cache", "artifact", "cell_columns", "checker", "ents", "joins",
+                 "key_anchor_cache",
                  "key_values", "keys", "lookup", "number_columns", "resolved_columns", "view")
 
     def __init__(self, checker: ClaimChecker, artifact: Artifact) -> None:
         self.checker = checker
         self.artifact = artifact
         self.key_anchor_cache: tuple[str, list[Anchor]] | None = None
+        self.anchor_cache: tuple[str, Sequence[Anchor], list[Anchor]] | None = None
         resolve = checker.resolve
         memo = checker.memo
         view: set[str | None] = set()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from harness.pools import normalize_label
 
@@ -169,11 +169,12 @@ class Heads:
         self,
         text: str,
         view: Iterable[str],
-        taken: list[tuple[int, int]],
+        taken: Sequence[tuple[int, int] | tuple[int, int, str, bool]],
         named: set[str] | frozenset[str] = frozenset(),
     ) -> list[tuple[int, int, str]]:
         """(start, end, individual) of each "the <head>" naming the one entity of `view`
-        with that head, outside the spans already `taken` (sorted, non-overlapping). A head
+        with that head, outside the spans already `taken` (sorted, non-overlapping: each
+        (start, end, ...), such as the mentions' anchors). A head
         of several words ("the ultrasound" ... "the fan coil") is looked for only for an
         entity not `named` otherwise (a regex scan each: they are rare as short forms)."""
         heads: dict[str, str] = {}

@@ -262,7 +262,7 @@ def _slow_check(
     hits = cc._attached(prose, hits)
     if not hits or not prose:
         return 0, [], []
-    anchors = cc._anchors(mentions, index, prose)
+    anchors = cc.anchors(mentions, index, prose)
     starts = [a[0] for a in anchors]
     sent_starts, sent_spans = sentences.starts, sentences.spans or [(0, len(prose))]
     judged, out, skipped = 0, [], []
