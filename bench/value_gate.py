@@ -16,8 +16,12 @@ warm gate's artifacts/s on 5-row wine artifacts. The `worst_case_*` figures (iss
 `bench.corpus.adversarial` as one cohort (256 artifacts, 64 with --quick: every row
 distinct, ~80% with a standard or manufacturer of another domain, so every such row is a
 suspect HermiT must realise): artifacts/s, the suspect rows, the reasoner calls and the
-longest one (chunking keeps it far under the timeout). Not a test: figures vary with the
-machine and its load.
+longest one (chunking keeps it far under the timeout). The `cohort_*` figures (issue 22)
+judge the corpus in cohorts of 64, 256 and 1,000 artifacts on a fresh gate each (as a batch
+does: the memos carry over from cohort to cohort), by wall and by CPU second (the JVM's
+threads included), with the warm HermiT's calls cut to the ABox their rows reach (the
+default) and, interleaved, with the whole base (`whole_abox`, as before). Not a test:
+figures vary with the machine and its load.
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             "critiques": dict(sorted(codes.items())),
             **third_party(quick),
             **worst_case(quick),
+            **cohorts(corpus, pack),
         },
         "notes": (
             f"naive path measured on the first {sample} artifacts (one fresh owlready2 "
@@ -242,3 +247,32 @@ def worst_case(quick: bool = False) -> dict[str, float]:
         "worst_case_value_timeouts": codes.get("value.timeout", 0),
         "worst_case_rejected": sum(1 for v in verdicts if not v.passed),
     }
+
+
+def cohorts(corpus: list[Artifact], pack: Any, sizes: tuple[int, ...] = (64, 256, 1000)
+            ) -> dict[str, Any]:
+    """Issue 22: the corpus in cohorts of each size, on a fresh gate per run; the whole-ABox
+    reference interleaved with the cut. Same verdicts or `cohort_identical` is false."""
+    out: dict[str, Any] = {}
+    identical = True
+    with tempfile.TemporaryDirectory() as d:
+        ValueGate.from_pack(pack, Path(d), HermitRunner())
+        for size in sizes:
+            verdicts = []
+            for whole in (True, False):
+                warm = WarmHermit(whole_abox=whole)
+                gate = ValueGate.from_pack(pack, Path(d), warm)
+                gate.warm_up()
+                t0, c0 = time.perf_counter(), time.process_time()
+                got = [v for i in range(0, len(corpus), size)
+                       for v in gate.judge(corpus[i:i + size])]
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                verdicts.append(got)
+                tag = f"cohort_{size}_whole_abox" if whole else f"cohort_{size}"
+                out[f"{tag}_artifacts_per_s"] = round(_rate(len(corpus), wall), 1)
+                out[f"{tag}_artifacts_per_cpu_s"] = round(_rate(len(corpus), cpu), 1)
+                out[f"{tag}_reasoner_calls"] = warm.calls
+                out[f"{tag}_reasoner_s"] = round(warm.seconds, 3)
+            identical = identical and verdicts[0] == verdicts[1]
+    out["cohort_identical"] = identical
+    return out
