@@ -1,0 +1,286 @@
+"""`membrane batch --executor ray` (harness.pool_ray, issue 16): the workers of
+`--workers N` as Ray actors, on clusters of this machine's loopback only. The committed
+corpus is one process's, byte for byte, whether the batch starts its own local cluster or
+joins one whose actors run on another node (and so judge from the shipped pack, not the
+driver's folders); a killed actor is replaced and its cohort judged again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import api
+from harness.cli import main
+from harness.corpus import CorpusStream
+from harness.engines import EngineOptions
+from harness.errors import ConfigError
+from harness.pack import load_pack
+from harness.pool import WorkerSpec
+from harness.pool_ray import Shipment, shipment
+from harness.store import recover
+from harness.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+PACK = ROOT / "packs" / "facility"
+DEMO = PACK / "corpus" / "demo.jsonl"
+RAY_BIN = Path(sys.executable).parent / "ray"
+
+ray: Any
+try:
+    import ray as _ray
+
+    ray = _ray
+except ImportError:  # the extra membrane[ray] (make install installs it)
+    ray = None
+
+needs_ray = pytest.mark.skipif(
+    ray is None, reason="Ray is not installed: pip install 'membrane[ray]' (make install does)"
+)
+
+
+def _corpus(tmp: Path, n: int) -> Path:
+    lines = DEMO.read_bytes().splitlines(keepends=True)[:n]
+    path = tmp / "corpus.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def _published(ws: Path) -> dict[str, bytes]:
+    """Every file a commit publishes (chapters name their commit's time: left out)."""
+    out = {}
+    for sub in ("artifacts", "metrics"):
+        for p in sorted((ws / "current" / sub).iterdir()):
+            out[f"{sub}/{p.name}"] = p.read_bytes()
+    out["corpus.jsonl"] = (ws / "current" / "corpus.jsonl").read_bytes()
+    return out
+
+
+def _verify(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["trace", "verify", "-w", str(ws)])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+
+
+def _ray_dirs() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("membrane-ray-*")}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """48 demo artifacts, one process, cohorts of 8."""
+    base = tmp_path_factory.mktemp("ray-ref")
+    corpus = _corpus(base, 48)
+    result = api.run_batch(base / "ws", corpus, PACK, cohort_size=8)
+    assert len(result.runs) == 48
+    return corpus, base / "ws"
+
+
+@needs_ray
+@pytest.mark.java
+@pytest.mark.slow
+def test_a_local_ray_cluster_commits_what_one_process_commits_byte_for_byte(
+    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The batch starts a cluster on 127.0.0.1 for itself and removes it afterwards."""
+    corpus, one = reference
+    before = _ray_dirs()
+    result = api.run_batch(
+        tmp_path / "ws", corpus, PACK, cohort_size=8, workers=2, executor="ray", report=True
+    )
+    assert len(result.runs) == 48
+    assert _published(tmp_path / "ws") == _published(one)
+    _verify(tmp_path / "ws", capsys)
+    assert not ray.is_initialized()  # the batch's cluster is down ...
+    assert _ray_dirs() <= before  # ... and its files are gone
+    # a rerun skips everything it settled, and starts no cluster for nothing
+    again = api.run_batch(tmp_path / "ws", corpus, PACK, cohort_size=8, executor="ray")
+    assert not again.runs and len(again.skipped) == 48
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _ray_start(*args: str) -> subprocess.Popen[bytes]:
+    """`ray start --block ...` on loopback, in a process group of its own (ended by id)."""
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    return subprocess.Popen(
+        [str(RAY_BIN), "start", "--block", "--node-ip-address", "127.0.0.1", *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture
+def two_nodes(tmp_path: Path) -> Iterator[str]:
+    """A head node with no CPU (the driver's) and a second node with two (the actors'),
+    both on 127.0.0.1: the actors run on another node than the driver, as on a cluster."""
+    port = _free_port()
+    temp = Path(tempfile.mkdtemp(prefix="membrane-ray-test-"))
+    store = str(100 * 1024 * 1024)
+    head = _ray_start(
+        "--head",
+        f"--port={port}",
+        "--num-cpus=0",
+        "--num-gpus=0",
+        f"--object-store-memory={store}",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        f"--temp-dir={temp}",
+    )
+    nodes = [head]
+    address = f"127.0.0.1:{port}"
+    try:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        deadline = time.monotonic() + 180
+        while True:  # the head answers once its GCS is up
+            try:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+                break
+            except (ConnectionError, RuntimeError):
+                if time.monotonic() > deadline or head.poll() is not None:
+                    raise
+                time.sleep(2)
+        nodes.append(
+            _ray_start(
+                f"--address={address}",
+                "--num-cpus=2",
+                "--num-gpus=0",
+                f"--object-store-memory={store}",
+            )
+        )
+        while ray.cluster_resources().get("CPU", 0) < 2:
+            assert time.monotonic() < deadline, "the second Ray node did not join in time"
+            assert nodes[1].poll() is None, "the second Ray node exited"
+            time.sleep(1)
+        yield address
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        for proc in reversed(nodes):
+            _stop(proc)
+        subprocess.run(["rm", "-rf", str(temp)], check=False)
+
+
+@needs_ray
+@pytest.mark.java
+@pytest.mark.slow
+def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
+    reference: tuple[Path, Path],
+    two_nodes: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    corpus, one = reference
+    root = tmp_path / "ws"
+    pack = load_pack(PACK)
+    with api.open_session(root, PACK) as session:
+        recover(session.ws, session.ledger)
+        batch = session.batch(
+            CorpusStream(corpus, pack),
+            cohort_size=8,
+            workers=2,
+            executor="ray",
+            ray_address=two_nodes,
+        )
+        killed: list[Any] = []
+        replacements: list[Any] = []
+        for cycle in batch:
+            executor: Any = batch.executor  # type: ignore[attr-defined]
+            if not killed and cycle.done:  # one cohort committed, others in flight
+                actors = executor.actors()
+                wheres = ray.get([a.where.remote() for a in actors])
+                for _pid, ws_root, pack_root in wheres:  # not the driver's folders:
+                    assert Path(ws_root) != root.resolve()  # the shipment, unpacked
+                    assert Path(pack_root) != PACK and Path(pack_root, "pack.toml").is_file()
+                ray.kill(actors[0], no_restart=True)
+                killed.append(wheres[0])
+            elif killed and not replacements and batch.restarts:  # type: ignore[attr-defined]
+                replacements = ray.get([a.where.remote() for a in executor.actors()])
+        assert killed and batch.restarts >= 1  # type: ignore[attr-defined]
+        assert len(batch.result.runs) == 48
+    assert _published(root) == _published(one)
+    _verify(root, capsys)
+    # the live actors removed their unpacked folders when the batch shut them down
+    assert replacements and not any(Path(w[1]).parent.exists() for w in replacements)
+
+
+def test_the_shipment_carries_the_pack_settings_and_ontology_cache(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "ws")
+    ws.ensure()
+    ws.config_path.write_text('proposer = "offline"\n', encoding="utf-8")
+    (ws.cache / "ontology-abc.json").write_bytes(b"{}")
+    (ws.cache / "other.bin").write_bytes(b"not shipped")
+    spec = WorkerSpec(str(ws.root), str(PACK), EngineOptions(), None, (), "b", "f", "1")
+    shipped = shipment(spec)
+    root, pack = shipped.unpack(tmp_path / "there")
+    here = sorted(
+        p.relative_to(PACK) for p in PACK.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
+    there = sorted(p.relative_to(pack) for p in pack.rglob("*") if p.is_file())
+    assert here == there
+    assert all((PACK / p).read_bytes() == (pack / p).read_bytes() for p in here)
+    assert Workspace(root).config_path.read_text(encoding="utf-8") == 'proposer = "offline"\n'
+    assert sorted(p.name for p in Workspace(root).cache.iterdir()) == ["ontology-abc.json"]
+    assert load_pack(pack).name == load_pack(PACK).name
+    # a workspace without membrane.toml ships none (the defaults)
+    ws.config_path.unlink()
+    assert shipment(spec).config is None
+    with pytest.raises(ConfigError, match="outside its folder"):
+        Shipment((("../escape.txt", b"x"),), None, ()).unpack(tmp_path / "evil")
+    assert not (tmp_path / "escape.txt").exists()
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_executor_ray_without_ray_is_a_setup_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    corpus = _corpus(tmp_path, 8)
+    code = main(
+        [
+            "batch",
+            str(corpus),
+            "--pack",
+            str(PACK),
+            "-w",
+            str(tmp_path / "ws"),
+            "--executor",
+            "ray",
+            "--no-report",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--executor ray needs Ray, which is not installed" in err
+    assert "pip install 'membrane[ray]'" in err
