@@ -28,6 +28,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from effectors.prose.matcher import Anchor, CueSet, Hit
@@ -485,8 +486,11 @@ class ClaimChecker:
             named = (_NO_ROWS, _NO_ROWS)
         out = memo.shared.get(id(named))
         if out is None:
-            out = memo.shared[id(named)] = Names(memo.prose, memo.anchors, memo.starts,
-                                                 *named)
+            if memo.anchor_names is None:  # the anchors' names and key flags, once
+                memo.anchor_names = list(map(itemgetter(2), memo.anchors))
+                memo.anchor_keys = list(map(itemgetter(3), memo.anchors))
+            out = memo.shared[id(named)] = Names(memo.prose, memo.anchors, memo.starts, *named,
+                                                 memo.anchor_names, memo.anchor_keys)
         memo.names[key] = out
         return out
 
@@ -745,8 +749,8 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
 class _Memo:
     """What `ClaimChecker.check` works out once per artifact for all its claims."""
 
-    __slots__ = ("anchors", "break_ends", "break_starts", "breaks", "index", "names", "prose",
-                 "shared", "starts")
+    __slots__ = ("anchor_keys", "anchor_names", "anchors", "break_ends", "break_starts",
+                 "breaks", "index", "names", "prose", "shared", "starts")
 
     def __init__(self, prose: str, index: ArtifactIndex, anchors: Sequence[Anchor],
                  starts: Sequence[int]) -> None:
@@ -754,6 +758,8 @@ class _Memo:
         self.index = index
         self.anchors = anchors
         self.starts = starts
+        self.anchor_names: list[str] | None = None
+        self.anchor_keys: list[bool] = []
         self.breaks: dict[int, list[tuple[int, int]]] = {}  # sentence -> its clause breaks
         # (table, column) of a claim -> the names naming rows for it; id of the rows each
         # entity and key names (`ArtifactIndex.lookup`, `joined`) -> those names

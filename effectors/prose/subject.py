@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate, compress, repeat
 
 from effectors.prose.matcher import Anchor
 
@@ -76,7 +77,7 @@ class Names:
     The anchor indices a caller passes (`mid`, `after`) index `anchors`, the text's anchors
     sorted by offset, of which these are the ones naming a row."""
 
-    __slots__ = ("anchors", "at", "memo", "memo_lo", "rows", "starts", "text")
+    __slots__ = ("anchors", "at", "keys", "memo", "memo_lo", "pos", "rows", "starts", "text")
 
     def __init__(
         self,
@@ -85,24 +86,35 @@ class Names:
         starts: Sequence[int],
         ents: dict[str, int],
         keyed: dict[str, int],
+        names: Sequence[str] | None = None,
+        is_key: Sequence[bool] | None = None,
     ) -> None:
+        """`starts`, `names` and `is_key`: the anchors' starts, names and key flags (taken
+        from `anchors` when not given; a caller building several shares them)."""
         self.text = text
         self.anchors = anchors
-        get_key, get_ent = keyed.get, ents.get
-        found = [get_key(a[2], 0) if a[3] else get_ent(a[2], 0) for a in anchors]
-        self.at = at = [i for i, f in enumerate(found) if f]  # the anchor index of each name
-        self.rows = [found[i] for i in at]
-        self.starts = [starts[i] for i in at]
+        if names is None or is_key is None:
+            names, is_key = [a[2] for a in anchors], [a[3] for a in anchors]
+        # the rows each anchor names: `keyed` for a row key, `ents` for an entity (in C:
+        # these are built once per artifact and table, for every anchor)
+        found = list(map(dict.get, map((ents, keyed).__getitem__, is_key), names, repeat(0)))
+        # per anchor index, how many names come before it (the name before anchor `mid` is
+        # `pos[mid]` - 1)
+        self.pos = list(accumulate(map(bool, found), initial=0))
+        self.at = list(compress(range(len(found)), found))  # the anchor index of each name
+        self.rows: list[int] = list(filter(None, found))
+        self.starts = list(compress(starts, found))
+        self.keys = list(compress(is_key, found))
         # per name, the region start its `before` answer was worked out for, and the answer
-        self.memo_lo = [-1] * len(at)
-        self.memo = [0] * len(at)
+        self.memo_lo = [-1] * len(self.at)
+        self.memo = [0] * len(self.at)
 
     def before(self, mid: int, lo: int) -> int:
         """The subject rows the names before anchor `mid` (from offset `lo` on) give:
         narrowed nearest first (a name that would leave none is passed over) until one row
         is left, and held to the nearest row key's row; AMBIGUOUS when they disagree or that
         key is coordinated with another ("EQ-001 and EQ-002"); 0: no name there."""
-        p = bisect_left(self.at, mid) - 1
+        p = self.pos[mid] - 1
         if p < 0 or self.starts[p] < lo:
             return 0
         if self.memo_lo[p] == lo:
@@ -118,7 +130,7 @@ class Names:
     def after(self, after: int, hi: int) -> int:
         """The rows the names from anchor `after` on (before offset `hi`) narrow down to,
         nearest first (0: none)."""
-        q = bisect_left(self.at, after)
+        q = self.pos[after]
         starts, rows, m = self.starts, self.rows, len(self.at)
         out = 0
         while q < m and starts[q] < hi:
@@ -173,9 +185,9 @@ class Names:
     def _key_before(self, p: int, lo: int) -> int:
         """The nearest of names `p`, `p` - 1, ... (from offset `lo` on) that is a row key;
         -1: none."""
-        anchors, at, starts = self.anchors, self.at, self.starts
+        keys, starts = self.keys, self.starts
         while p >= 0 and starts[p] >= lo:
-            if anchors[at[p]][3]:
+            if keys[p]:
                 return p
             p -= 1
         return -1
