@@ -79,7 +79,7 @@ def audit(gates: Sequence[Gate], artifacts: Sequence[Artifact]) -> list[dict[str
 class CorpusFigures:
     artifacts: int
     placeholder_rate: float  # placeholder cells / object-kind cells
-    value_coherence: float  # admitted object-kind cells / object-kind cells
+    value_coherence: float  # 1 - value errors / object- and class-kind cells (at least 0)
     ri_violations: int  # error-severity RI findings, summed
     prose_unknown_entities: int
     prose_coverage: float  # mean share of key entities the prose mentions
@@ -162,7 +162,7 @@ class _Tally:
         return CorpusFigures(
             artifacts=self.artifacts,
             placeholder_rate=self.placeholders / obj,
-            value_coherence=1.0 - self.value_bad / obj,
+            value_coherence=max(0.0, 1.0 - self.value_bad / obj),
             ri_violations=self.ri,
             prose_unknown_entities=self.unknown,
             prose_coverage=mean(self.coverage) if self.coverage else 1.0,
@@ -177,6 +177,9 @@ def _coverage(v: _Judged) -> float:
     return 1.0 if v.coverage is None else v.coverage
 
 
+_NAMED = ("object", "class")  # cells that name an ontology entity: what VALUE_GATE resolves
+
+
 def _object_cells(pack: Pack, tables: Mapping[str, Any]) -> int:
     n = 0
     for t, rows in tables.items():
@@ -185,7 +188,7 @@ def _object_cells(pack: Pack, tables: Mapping[str, Any]) -> int:
             continue
         cols = binding.columns
         for row in rows:
-            n += sum(1 for c in row if c in cols and cols[c].kind == "object")
+            n += sum(1 for c in row if c in cols and cols[c].kind in _NAMED)
     return n
 
 
@@ -194,7 +197,7 @@ class _ObjectColumns:
 
     def __init__(self, pack: Pack) -> None:
         self._of = {
-            t: frozenset(c for c, col in b.columns.items() if col.kind == "object")
+            t: frozenset(c for c, col in b.columns.items() if col.kind in _NAMED)
             for t, b in pack.tables.items()
         }
 

@@ -244,3 +244,22 @@ def _first(tmp_path: Path, lines: list[bytes]) -> Path:
     path = tmp_path / "first.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+def test_value_coherence_counts_class_cells_and_is_never_negative() -> None:
+    """A pack whose entity cells name classes (`kind = "class"`, packs/facility-brick) has
+    no object columns: coherence is over the cells VALUE_GATE resolves, object and class."""
+    from harness.pack import load_pack
+    from harness.report import _object_cells, _Tally
+
+    pack = load_pack(Path(__file__).resolve().parents[2] / "packs" / "facility-brick")
+    table, binding = next(
+        (t, b) for t, b in pack.tables.items() if any(c.kind == "class" for c in b.columns.values())
+    )
+    column = next(c for c, col in binding.columns.items() if col.kind == "class")
+    rows = [{column: "Chiller"}, {column: "Pump"}]
+    assert _object_cells(pack, {table: rows}) == 2
+    corpus = _Tally()
+    corpus.add(0, 10, {})  # an artifact with no such cells ...
+    corpus.value_bad = 3  # ... and value errors on data cells
+    assert corpus.figures().value_coherence == 0.0
