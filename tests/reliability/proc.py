@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import resource
 import signal
@@ -113,6 +114,9 @@ def _child(
         os.close(fd)
         os.environ["MEMBRANE_ALLOW_MODEL_REQUESTS"] = "0"
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # forked from a runner that is a multiprocessing pool's (daemonic) worker: this
+        # child is a process of its own, which `batch --workers` may give children
+        multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
         tally: dict[str, int] = {}
         if point is not None:
             install(point)
