@@ -28,12 +28,21 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import itemgetter
 from typing import NamedTuple
 
 from effectors.prose.matcher import Anchor, CueSet, Hit
 from effectors.prose.quantity import Reading, Tolerance, numeric_view, qualifier
-from effectors.prose.subject import AMBIGUOUS, RESPECTIVELY, Names, breaks, clause
+from effectors.prose.subject import (
+    AMBIGUOUS,
+    RESPECTIVELY,
+    breaks,
+    clause,
+    coreferent,
+    named_before,
+    narrow,
+    pair_respectively,
+    subject,
+)
 from effectors.prose.text import Sentences
 from effectors.prose.units import check_words, is_symbol_unit, symbol_unit, symbol_units_regex
 from effectors.prose.view import class_names
@@ -342,8 +351,8 @@ class ClaimChecker:
         together = _sentences_with(RESPECTIVELY, prose, sent_spans) \
             if "espectively" in prose else set()
         pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
-        memo = _Memo(prose, index, anchors, starts)
-        names, cuts_of = memo.names, memo.breaks
+        memo = _Memo(prose, index)
+        names, before, cuts_of = memo.names, memo.before, memo.breaks
         numbers, resolved, cells = index.number_columns, index.resolved_columns, \
             index.cell_columns
         members, parsed, first_unit = self._members, self._parsed, self.first_unit
@@ -389,20 +398,27 @@ class ClaimChecker:
             if si in together:
                 pending.setdefault(si, []).append((source, cs, ce, value, obj))
                 continue
-            # `_subject`, inline where the sentence has no clause break: the names before
-            # the claim, else those after it, else the row "It" refers to
+            # `_subject`, inline where the sentence has no clause break and the rows the
+            # claim's table is named by are at hand: the names before the claim (memoised
+            # as `_subject` does), else the general case
             lo, hi = sent_spans[si]
             cuts = cuts_of.get(si)
             if cuts is None:
                 cuts = memo.cuts(si, lo, hi)
-            named = names.get(source[3]) or self._names(memo, source[3])
-            mid = bisect_left(starts, cs)
-            if not cuts:
-                rows = named.before(mid, lo) or named.after(bisect_left(starts, ce, mid), hi)
+            named = names.get(source[3])
+            if not cuts and named is not None:
+                mid = bisect_left(starts, cs)
+                key = (mid, lo, id(named))
+                got = before.get(key)
+                if got is None:
+                    got = before[key] = named_before(prose, anchors, mid, (lo, hi), *named)
+                rows = got or narrow(anchors, range(bisect_left(starts, ce, mid), n), lo, hi,
+                                     *named)  # none before it: the names after it
                 if rows == 0:
-                    rows = named.coreferent((lo, hi), sent_spans[si - 1] if si > 0 else None)
+                    rows = coreferent(prose, anchors, starts, (lo, hi),
+                                      sent_spans[si - 1] if si > 0 else None, *named)
             else:
-                rows = self._subject(named, starts, cs, ce, mid, sent_spans, si, cuts)
+                rows = self._subject(prose, source, cs, ce, anchors, starts, sent_spans, si, memo)
             if rows <= 0:
                 skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
                 continue
@@ -438,8 +454,8 @@ class ClaimChecker:
             if not verdict:
                 out.append(self._mismatch(artifact, prose, source, (cs, ce, value, obj),
                                           sent_spans[si], rows))
-        judged += sum(self._respectively(artifact, prose, claims, sent_spans[si], memo, out,
-                                         skipped) for si, claims in pending.items())
+        judged += sum(self._respectively(artifact, prose, claims, sent_spans[si], anchors,
+                                         index, out, skipped) for si, claims in pending.items())
         self.skipped = skipped
         return judged, out
 
@@ -456,43 +472,39 @@ class ClaimChecker:
         index.anchor_cache = (prose, mentions, anchors)
         return anchors
 
-    def _subject(self, named: Names, starts: Sequence[int], cs: int, ce: int, mid: int,
-                 sent_spans: Sequence[tuple[int, int]], si: int,
-                 cuts: Sequence[tuple[int, int]]) -> int:
-        """The subject rows of a claim at [cs, ce) in sentence `si` (its first anchor at or
-        after `cs` is `mid`), named in `named`: in its clause (the sentence cut at `cuts`),
-        else its sentence, else the row "It" refers to (`effectors.prose.subject`)."""
+    def _subject(self, prose: str, source: _Source, cs: int, ce: int,
+                 anchors: Sequence[Anchor], starts: Sequence[int],
+                 sent_spans: Sequence[tuple[int, int]], si: int, memo: _Memo) -> int:
+        """The subject rows of a claim on `source` at [cs, ce) in sentence `si`: in its
+        clause, else its sentence, else the row "It" refers to (`effectors.prose.subject`)."""
         lo, hi = sent_spans[si]
-        c_lo, c_hi = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
-        rows = named.before(mid, c_lo)
-        if rows == 0:  # the names after it
-            after = bisect_left(starts, ce, mid)
-            rows = named.after(after, c_hi)
-            if rows == 0 and (c_lo, c_hi) != (lo, hi):
-                rows = named.before(mid, lo) or named.after(after, hi)
-        if rows == 0:
-            rows = named.coreferent((lo, hi), sent_spans[si - 1] if si > 0 else None)
-        return rows
-
-    def _names(self, memo: _Memo, key: tuple[str, str]) -> Names:
-        """The names of the prose naming rows of the claim on `key` (table, column), its
-        own table's or through its join (`ArtifactIndex.lookup`, `joined`): one `Names`
-        per table and join, shared by the columns that name rows alike."""
-        table = key[0]
-        through = self.through.get(key) if self.through else None
-        index = memo.index
-        named = index.joined(table, through) if through else index.lookup.get(table)
+        cuts = memo.breaks.get(si)
+        if cuts is None:
+            cuts = memo.cuts(si, lo, hi)
+        named = memo.names.get(source[3])
         if named is None:
-            named = (_NO_ROWS, _NO_ROWS)
-        out = memo.shared.get(id(named))
-        if out is None:
-            if memo.anchor_names is None:  # the anchors' names and key flags, once
-                memo.anchor_names = list(map(itemgetter(2), memo.anchors))
-                memo.anchor_keys = list(map(itemgetter(3), memo.anchors))
-            out = memo.shared[id(named)] = Names(memo.prose, memo.anchors, memo.starts, *named,
-                                                 memo.anchor_names, memo.anchor_keys)
-        memo.names[key] = out
-        return out
+            through = self.through.get(source[3]) if self.through else None
+            named = memo.names[source[3]] = memo.index.joined(source[0], through) if through \
+                else memo.index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        ents, keyed = named
+        mid = bisect_left(starts, cs)
+        region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
+        # what the names before the claim give depends only on where they stop (claims with
+        # no name between them share it): kept per artifact (`named` is one object per
+        # table and join: `ArtifactIndex.lookup`, `joined`)
+        key = (mid, region[0], id(named))
+        rows = memo.before.get(key)
+        if rows is None:
+            rows = memo.before[key] = named_before(prose, anchors, mid, region, ents, keyed)
+        if rows == 0:  # as `subject`: the names after it
+            after = bisect_left(starts, ce, mid)
+            rows = narrow(anchors, range(after, len(anchors)), region[0], region[1], ents, keyed)
+            if rows == 0 and region != (lo, hi):
+                rows = subject(prose, anchors, mid, after, (lo, hi), ents, keyed)
+        if rows == 0:
+            rows = coreferent(prose, anchors, starts, (lo, hi),
+                              sent_spans[si - 1] if si > 0 else None, ents, keyed)
+        return rows
 
     def _judge(self, artifact: Artifact, prose: str,
                claim: tuple[_Source, int, int, Reading, Anchor | None],
@@ -510,20 +522,21 @@ class ClaimChecker:
 
     def _respectively(self, artifact: Artifact, prose: str,
                       claims: list[tuple[_Source, int, int, Reading, Anchor | None]],
-                      sentence: tuple[int, int], memo: _Memo, out: list[Mismatch],
-                      skipped: list[str]) -> int:
+                      sentence: tuple[int, int], anchors: Sequence[Anchor],
+                      index: ArtifactIndex, out: list[Mismatch], skipped: list[str]) -> int:
         """Claims of a "respectively" sentence, paired in order with the rows named before
         the first of them; nothing is judged when they do not pair up (the claims judged)."""
         columns = {(c[0][0], c[0][1]) for c in claims}
         paired: list[int] = []
         if len(columns) == 1 and all(c[4] is None for c in claims):
-            key = next(iter(columns))
-            named = memo.names.get(key) or self._names(memo, key)
-            paired = named.respectively(sentence[0], claims[0][1], len(claims))
+            table, column = next(iter(columns))
+            ents, keyed = index.joined(table, self.through.get((table, column), ()))
+            paired = pair_respectively(anchors, sentence[0], claims[0][1], ents, keyed,
+                                       len(claims))
         if not paired:
             skipped += [prose[c[1]:c[2]] for c in claims]
             return 0
-        return sum(self._judge(artifact, prose, c, sentence, rows, memo.index, out) is not None
+        return sum(self._judge(artifact, prose, c, sentence, rows, index, out) is not None
                    for c, rows in zip(claims, paired, strict=True))
 
     def _attached(self, prose: str, hits: Sequence[Hit]) -> Sequence[Hit]:
@@ -749,28 +762,22 @@ def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
 class _Memo:
     """What `ClaimChecker.check` works out once per artifact for all its claims."""
 
-    __slots__ = ("anchor_keys", "anchor_names", "anchors", "break_ends", "break_starts",
-                 "breaks", "index", "names", "prose", "shared", "starts")
+    __slots__ = ("before", "break_ends", "break_starts", "breaks", "index", "names", "prose")
 
-    def __init__(self, prose: str, index: ArtifactIndex, anchors: Sequence[Anchor],
-                 starts: Sequence[int]) -> None:
+    def __init__(self, prose: str, index: ArtifactIndex) -> None:
         self.prose = prose
         self.index = index
-        self.anchors = anchors
-        self.starts = starts
-        self.anchor_names: list[str] | None = None
-        self.anchor_keys: list[bool] = []
         self.breaks: dict[int, list[tuple[int, int]]] = {}  # sentence -> its clause breaks
-        # (table, column) of a claim -> the names naming rows for it; id of the rows each
-        # entity and key names (`ArtifactIndex.lookup`, `joined`) -> those names
-        self.names: dict[tuple[str, str], Names] = {}
-        self.shared: dict[int, Names] = {}
         # a clause break holds ";", ":", "but", "while" or "whereas": where they occur in
         # ASCII text (lower-cased, which is exact there), found once; None: other text
         self.break_starts: list[int] | None = None
         self.break_ends: list[int] = []
         if prose.isascii():
             self.break_starts, self.break_ends = _break_words(prose.lower())
+        # (table, column) of a claim -> the rows each entity and key names for it
+        self.names: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+        # (anchor, region start, names) -> `subject.named_before`
+        self.before: dict[tuple[int, int, int], int] = {}
 
     def cuts(self, si: int, lo: int, hi: int) -> list[tuple[int, int]]:
         """The clause breaks of sentence `si` at [lo, hi) (`subject.breaks`), looked for
@@ -791,9 +798,9 @@ _BREAK_WORDS = (";", ":", "but", "while", "whereas")
 
 def _break_words(low: str) -> tuple[list[int], list[int]]:
     """The starts and the ends of every occurrence of `_BREAK_WORDS` in `low`, in text
-    order. No occurrence of one overlaps an occurrence of another or of itself, so an
-    occurrence lies inside [lo, hi) exactly when the first one starting at `lo` or after
-    ends by `hi`."""
+    order (one `str.find` scan per word over the whole text, not five per sentence). No
+    occurrence of one overlaps an occurrence of another or of itself, so an occurrence lies
+    inside [lo, hi) exactly when the first one starting at `lo` or after ends by `hi`."""
     found: list[tuple[int, int]] = []
     for word in _BREAK_WORDS:
         size = len(word)

@@ -584,7 +584,7 @@ def test_speed_prefilters_agree_with_what_they_skip(words: list[str], seps: list
     for head in ("chiller", "fan", "coil", "fan-coil"):
         assert S._after_determiners(low, {head: "x"})[head] == S._finds(low, head, None)
     # clause breaks: looked for only where ";", ":", "but", "while" or "whereas" occurs
-    memo = C._Memo(text, None, [], [])  # type: ignore[arg-type]
+    memo = C._Memo(text, None)  # type: ignore[arg-type]
     assert memo.cuts(0, 0, len(text)) == breaks(text, 0, len(text))
     # a unit's number: searched from the run of number characters before it
     for m in re.finditer("kW", text):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from typing import Any
 
 import pytest
@@ -104,147 +104,7 @@ def test_a_digit_before_a_letter_is_found_as_the_regex_finds_it(text: str) -> No
     assert C._digit_letter(text) == (C._DIGIT_LETTER.search(text) is not None)
 
 
-# -- the claim loop: its inline cases and `subject.Names` against the first ways -------
-#
-# The subject finder as it was before `subject.Names` (issue 20): each claim scanned the
-# anchors before it back to its clause's start, looking each up in the table's rows. Kept
-# here as the reference the claim loop is held to.
-
-
-def _old_narrow(anchors: Any, side: range, lo: int, hi: int, ents: Any, keyed: Any) -> int:
-    rows = 0
-    for i in side:
-        a = anchors[i]
-        if not lo <= a[0] < hi:
-            break
-        found = (keyed if a[3] else ents).get(a[2], 0)
-        if found:
-            if not rows:
-                rows = found
-            elif rows & found:
-                rows &= found
-            if not rows & (rows - 1):
-                break
-    return rows
-
-
-def _old_keyed_before(text: str, anchors: Any, mid: int, lo: int, keyed: Any) -> int:
-    for i in range(mid - 1, -1, -1):
-        a = anchors[i]
-        if a[0] < lo:
-            return 0
-        rows = keyed.get(a[2], 0) if a[3] else 0
-        if not rows:
-            continue
-        for j in range(i - 1, -1, -1):
-            b = anchors[j]
-            if b[0] < lo:
-                break
-            other = keyed.get(b[2], 0) if b[3] else 0
-            if other and other != rows and S._COORDINATION.match(text[b[1] : a[0]]):
-                return AMBIGUOUS
-            if other:
-                break
-        return rows
-    return 0
-
-
-def _old_named_before(
-    text: str, anchors: Any, mid: int, span: tuple[int, int], ents: Any, keyed: Any
-) -> int:
-    lo = span[0]
-    rows = by_key = 0
-    key_at = -1
-    narrowed = False
-    for i in range(mid - 1, -1, -1):
-        a = anchors[i]
-        if a[0] < lo:
-            break
-        found = (keyed if a[3] else ents).get(a[2], 0)
-        if not found:
-            continue
-        if a[3] and key_at != -2:
-            if key_at < 0:
-                by_key, key_at = found, i
-            else:
-                if found != by_key and S._COORDINATION.match(text[a[1] : anchors[key_at][0]]):
-                    return AMBIGUOUS
-                key_at = -2
-        if not narrowed:
-            if not rows:
-                rows = found
-            elif rows & found:
-                rows &= found
-            narrowed = not rows & (rows - 1)
-        elif key_at == -2:
-            break
-    if by_key and rows:
-        return rows & by_key or AMBIGUOUS
-    return by_key or rows
-
-
-def _old_coreferent(
-    text: str, anchors: Any, starts: Any, sentence: Any, previous: Any, ents: Any, keyed: Any
-) -> int:
-    if previous is None or not S._PRONOUN.match(text, sentence[0], sentence[1]):
-        return 0
-    lo, hi = previous
-    end = bisect_left(starts, hi)
-    rows = _old_keyed_before(text, anchors, end, lo, keyed) or _old_narrow(
-        anchors, range(end - 1, -1, -1), lo, hi, ents, keyed
-    )
-    return rows if rows > 0 and not rows & (rows - 1) else 0
-
-
-def _old_pair_respectively(
-    anchors: Any, lo: int, first: int, ents: Any, keyed: Any, count: int
-) -> list[int]:
-    out: list[int] = []
-    for a in anchors:
-        if a[0] < lo:
-            continue
-        if a[0] >= first:
-            break
-        rows = (keyed if a[3] else ents).get(a[2], 0)
-        if rows and not rows & (rows - 1) and rows not in out:
-            out.append(rows)
-    return out if len(out) == count else []
-
-
-def _old_subject(
-    cc: C.ClaimChecker,
-    prose: str,
-    source: Any,
-    cs: int,
-    ce: int,
-    anchors: Any,
-    starts: Any,
-    sent_spans: Any,
-    si: int,
-    index: C.ArtifactIndex,
-) -> int:
-    """`ClaimChecker._subject` before `subject.Names`: clause, sentence, "It"."""
-    lo, hi = sent_spans[si]
-    cuts = S.breaks(prose, lo, hi)
-    through = cc.through.get(source[3])
-    ents, keyed = (
-        index.joined(source[0], through) if through else index.lookup.get(source[0])
-    ) or ({}, {})
-    mid = bisect_left(starts, cs)
-    region = S.clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
-    rows = _old_named_before(prose, anchors, mid, region, ents, keyed)
-    if rows == 0:
-        after = bisect_left(starts, ce, mid)
-        rows = _old_narrow(anchors, range(after, len(anchors)), region[0], region[1], ents, keyed)
-        if rows == 0 and region != (lo, hi):
-            rows = _old_named_before(prose, anchors, mid, (lo, hi), ents, keyed) or _old_narrow(
-                anchors, range(after, len(anchors)), lo, hi, ents, keyed
-            )
-    if rows == 0:
-        rows = _old_coreferent(
-            prose, anchors, starts, (lo, hi), sent_spans[si - 1] if si > 0 else None, ents, keyed
-        )
-    return rows
+# -- the claim loop: its inline cases against the general helpers -----------------------
 
 
 def _slow_check(
@@ -256,9 +116,8 @@ def _slow_check(
     sentences: Any,
     index: C.ArtifactIndex,
 ) -> tuple[int, list[C.Mismatch], list[str]]:
-    """`ClaimChecker.check` as it was before its usual cases were written out inline and
-    before `subject.Names`: every claim read by `_read`, its subject found by scanning back
-    (`_old_subject`), judged by `_verdict`."""
+    """`ClaimChecker.check` as it was before its usual cases were written out inline: every
+    claim read by `_read`, its subject found by `_subject`, judged by `_verdict`."""
     hits = cc._attached(prose, hits)
     if not hits or not prose:
         return 0, [], []
@@ -270,6 +129,7 @@ def _slow_check(
         C._sentences_with(RESPECTIVELY, prose, sent_spans) if "espectively" in prose else set()
     )
     pending: dict[int, list[Any]] = {}
+    memo = C._Memo(prose, index)
     for payload, hs, he in hits:
         claim = cc._read(prose, hs, he, anchors, starts, cc.cue_entries[payload])
         if claim is None:
@@ -279,7 +139,7 @@ def _slow_check(
         if si in together:
             pending.setdefault(si, []).append(claim)
             continue
-        rows = _old_subject(cc, prose, source, cs, ce, anchors, starts, sent_spans, si, index)
+        rows = cc._subject(prose, source, cs, ce, anchors, starts, sent_spans, si, memo)
         if rows <= 0:
             skipped += [prose[cs:ce]] if rows == AMBIGUOUS else []
             continue
@@ -291,23 +151,10 @@ def _slow_check(
             out.append(
                 cc._mismatch(artifact, prose, source, (cs, ce, value, obj), sent_spans[si], rows)
             )
-    for si, claims in pending.items():
-        sentence = sent_spans[si]
-        columns = {(c[0][0], c[0][1]) for c in claims}
-        paired: list[int] = []
-        if len(columns) == 1 and all(c[4] is None for c in claims):
-            table, column = next(iter(columns))
-            ents, keyed = index.joined(table, cc.through.get((table, column), ()))
-            paired = _old_pair_respectively(
-                anchors, sentence[0], claims[0][1], ents, keyed, len(claims)
-            )
-        if not paired:
-            skipped += [prose[c[1] : c[2]] for c in claims]
-            continue
-        judged += sum(
-            cc._judge(artifact, prose, c, sentence, rows, index, out) is not None
-            for c, rows in zip(claims, paired, strict=True)
-        )
+    judged += sum(
+        cc._respectively(artifact, prose, claims, sent_spans[si], anchors, index, out, skipped)
+        for si, claims in pending.items()
+    )
     return judged, out, skipped
 
 
@@ -436,88 +283,16 @@ def test_the_claim_loop_judges_as_its_general_helpers_do(
     assert compared["skipped"] > 5 and compared["joins"] > 500, compared
 
 
-_SEPARATORS = [" and ", ", ", " or ", " & ", ", and ", " draws ", "; ", " beside ", "", " "]
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(_SEPARATORS), st.sampled_from(["a", "b", "c", "d", "K1", "K2", "K3"])
-        ),
-        max_size=12,
-    ),
-    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 15)),
-    st.dictionaries(st.sampled_from(["K1", "K2", "K3", "a"]), st.integers(0, 15)),
-    st.sampled_from(["It draws 4 kW. ", "The unit has ", "", "EQ "]),
-    st.data(),
-)
-def test_names_answer_as_the_scan_back_did(
-    parts: list[tuple[str, str]],
-    ents: dict[str, int],
-    keyed: dict[str, int],
-    opening: str,
-    data: st.DataObject,
-) -> None:
-    """`subject.Names` (the names of a table's rows, found once; a bisect per question) gives
-    what scanning the anchors back from each claim gave: the names before a claim in every
-    region, those after it, the row "It" refers to, and a "respectively" pairing."""
-    text, anchors = opening, []
-    for sep, name in parts:
-        text += sep
-        anchors.append((len(text), len(text) + len(name), name, name.startswith("K")))
-        text += name
-    text += " more."
-    anchors.sort()
-    starts = [a[0] for a in anchors]
-    names = S.Names(text, anchors, starts, ents, keyed)
-    offsets = sorted({0, len(opening), *starts, *(a[1] for a in anchors), len(text)})
-    for mid in range(len(anchors) + 1):
-        for lo in offsets:
-            if mid and lo > starts[mid - 1] + 1:
-                break
-            assert names.before(mid, lo) == _old_named_before(
-                text, anchors, mid, (lo, len(text)), ents, keyed
-            ), (mid, lo)
-        for hi in offsets:
-            assert names.after(mid, hi) == _old_narrow(
-                anchors, range(mid, len(anchors)), 0, hi, ents, keyed
-            ), (mid, hi)
-    lo = data.draw(st.sampled_from(offsets))
-    hi = data.draw(st.sampled_from([o for o in offsets if o >= lo]))
-    sentence = (0, len(text))
-    assert names.coreferent(sentence, (lo, hi)) == _old_coreferent(
-        text, anchors, starts, sentence, (lo, hi), ents, keyed
-    )
-    count = data.draw(st.integers(0, 4))
-    assert names.respectively(lo, hi, count) == _old_pair_respectively(
-        anchors, lo, hi, ents, keyed, count
-    )
-
-
 def test_a_clause_break_is_looked_for_wherever_one_can_be() -> None:
-    """`_Memo.cuts` (a sentence searched only where a break's word occurs) finds what
-    `subject.breaks` finds, sentence by sentence, in text made of the breaks' words."""
+    """`_Memo.cuts` (a sentence searched only where a break's word occurs, found once per
+    text) finds what `subject.breaks` finds, sentence by sentence, in text made of the
+    breaks' words and pieces of them."""
     rng = random.Random(7)
-    words = [
-        "but",
-        "While",
-        "whereas",
-        "BUT",
-        ";",
-        ":",
-        " ",
-        ", ",
-        "x",
-        "b",
-        "ut",
-        "whe",
-        "reas",
-        "3",
-    ]
-    for _ in range(2000):
+    words = ["but", "While", "whereas", "BUT", ";", ":", " ", ", ", "x", "b", "ut", "whe", "reas"]
+    words += ["3", ": 4", ", while", " whereas "]
+    for _ in range(3000):
         text = "".join(rng.choice(words) for _ in range(rng.randint(0, 14)))
-        memo = C._Memo(text, None, [], [])  # type: ignore[arg-type]
+        memo = C._Memo(text, None)  # type: ignore[arg-type]
         cuts = sorted({0, len(text), *(rng.randrange(len(text) + 1) for _ in range(3))})
         for lo, hi in itertools.pairwise(cuts):
             assert memo.cuts(0, lo, hi) == S.breaks(text, lo, hi), (text, lo, hi)
