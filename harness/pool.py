@@ -26,9 +26,11 @@ N workers a batch budget may be overshot by what N - 1 cohorts spend at once.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import logging
 import multiprocessing
+import os
 import signal
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -241,8 +243,27 @@ class _Worker:
 _STATE: dict[str, _Worker] = {}  # this worker process's engines, under "worker"
 
 
+def _die_with_parent() -> None:
+    """A worker outlives nothing: when the batch's process dies (a kill, a crash), the
+    kernel kills its workers too (Linux `PR_SET_PDEATHSIG`), instead of leaving each with a
+    JVM holding memory. A parent already gone by then ends the worker at once."""
+    known = multiprocessing.parent_process()
+    parent = known.pid if known is not None and known.pid is not None else os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown has to do
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def init_worker(spec: WorkerSpec) -> None:
     """Build this worker's engines once (gates warm for every cohort it judges)."""
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     from ontology import load_pools  # owlready2 is heavy: imported where it is used
 

@@ -155,3 +155,59 @@ def test_apply_cohort_is_one_transaction(tmp_path: Path) -> None:
         assert ledger.run("d.r1") is None and ledger.latest_versions(["d", "a"]) == {"d": 0, "a": 1}
     finally:
         ledger.close()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_the_workers_die_with_a_killed_batch(reference: tuple[Path, Path], tmp_path: Path) -> None:
+    """A SIGKILLed `membrane batch --workers 2` leaves no worker (each holds a JVM)."""
+    import subprocess
+    import sys
+    import time
+
+    corpus, _one = reference
+    argv = [sys.executable, "-m", "harness", "batch", str(corpus), "--pack", str(PACK)]
+    argv += ["-w", str(tmp_path / "ws"), "--workers", "2", "--cohort-size", "8", "--no-progress"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
+        assert len(workers) == 2, "the workers did not start"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(w) for w in workers)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
