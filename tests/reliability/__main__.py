@@ -42,6 +42,7 @@ PYTEST_PROBES: dict[str, list[str]] = {
 LABELS = {
     "batch": "crash: batch, each commit step",
     "learning": "crash: learning cycle",
+    "pool": "crash: batch --workers 2, the commit point",
     "recovery": "crash: recovery, killed again",
     "review": "crash: review approve",
     "timed": "crash: timed SIGKILL",
