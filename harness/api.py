@@ -25,7 +25,14 @@ from harness.chapters import ChapterRenderer
 from harness.corpus import CorpusRead, CorpusStream, read_artifact_file
 from harness.corrections import session as corrections
 from harness.driver import BatchResult, BatchRun, RunSummary
-from harness.engines import EngineOptions, build_engines, proposer_id_for, utc_now
+from harness.engines import (
+    EngineOptions,
+    build_engines,
+    build_gates,
+    gate_context,
+    proposer_id_for,
+    utc_now,
+)
 from harness.errors import ConfigError, CorpusError
 from harness.learning import report as learn_report
 from harness.learning.lesson_store import LessonStore
@@ -37,6 +44,7 @@ from harness.locate import workspace_pack
 from harness.models import Artifact
 from harness.pack import Pack, load_pack
 from harness.pools import Pools
+from harness.ports import Gate
 from harness.report import (
     NotRecorded,
     Report,
@@ -200,6 +208,14 @@ class Session:
             pack_version=version,
         )
 
+    def gates(self) -> list[Gate]:
+        """The three gates, built now if the session was opened without them."""
+        if not self.engines.gates:
+            self.engines.gates = build_gates(
+                gate_context(self.ws, self.config, self.pack, self.pools, self.options)
+            )
+        return list(self.engines.gates.values())
+
     def close(self) -> None:
         """Release the ledger, the gates' and the proposer's resources (PROSE_GATE's worker
         processes, hermes' worker process)."""
@@ -251,9 +267,11 @@ def open_session(
     max_attempts: int | None = None,
     replay: bool = False,
     clock: Callable[[], str] = utc_now,
+    judge: bool = True,
 ) -> Session:
     """Open a workspace for a batch. `replay`: the proposer answers from the transcripts in
-    `.membrane/transcripts/` only, with no network."""
+    `.membrane/transcripts/` only, with no network. Without `judge` the gates are built
+    only if asked for (`Session.gates()`): `--workers`' own process judges nothing."""
     ws = Workspace(root)
     config = ws.config()
     pack = _pack_for(ws, config, pack_arg)
@@ -280,6 +298,7 @@ def open_session(
         lessons=_lessons(ws, config, pack, proposer_id)
         + corrections.batch_hints(ws, config, pack.name, clock, replay),
         clock=clock,
+        judge=judge,
     )
     return Session(ws, config, pack, pools, ledger, engines, replay, opts)
 
@@ -367,6 +386,7 @@ def run_batch(
             max_attempts=max_attempts,
             replay=replay,
             clock=clock,
+            judge=not (workers or executor == "ray"),  # the workers judge: no gates here
         )
         with session:
             rec = recover(session.ws, session.ledger)
@@ -394,7 +414,7 @@ def run_batch(
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
                 result.report = recorded_or_reaudit(
-                    session.ws, session.pack, lambda: list(session.engines.gates.values())
+                    session.ws, session.pack, session.gates
                 )
                 result.report.learning = learn_report_data(root, update=False)
             return result
@@ -487,7 +507,7 @@ def run_report(root: Path, pack_arg: str | Path | None = None, *, reaudit: bool 
         rep = _read_only_report(ws, pack_arg)
     elif rep is None:
         with open_session(root, pack_arg) as session:
-            rep = build_report(session.ws, session.pack, list(session.engines.gates.values()))
+            rep = build_report(session.ws, session.pack, session.gates())
     if why:
         rep.notes.insert(0, fallback_note(why))
     rep.learning = learn_report_data(root, update=False)

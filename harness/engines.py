@@ -19,12 +19,19 @@ from harness.ledger import Ledger
 from harness.models import Effector as E
 from harness.pack import Pack
 from harness.pools import Pools
-from harness.ports import Committer
+from harness.ports import Committer, Gate
 from harness.run import Engines, Overlay
 from harness.scratch import Scratch
 from harness.workspace import Config, Workspace
 
-__all__ = ["EngineOptions", "build_engines", "proposer_id_for", "utc_now"]
+__all__ = [
+    "EngineOptions",
+    "build_engines",
+    "build_gates",
+    "gate_context",
+    "proposer_id_for",
+    "utc_now",
+]
 
 
 def utc_now() -> str:
@@ -50,6 +57,31 @@ def proposer_id_for(config: Config, proposer_name: str) -> str:
     return f"{proposer_name}:{llm.model}"
 
 
+def gate_context(
+    ws: Workspace, config: Config, pack: Pack, pools: Pools, opts: EngineOptions
+) -> GateContext:
+    return GateContext(
+        pack=pack,
+        pools=pools,
+        cache_dir=ws.cache,
+        seed=config.seed,
+        llm=config.llm.with_env(os.environ),
+        transcripts=ws.transcripts,
+        replay=opts.replay,
+        prose_workers=config.prose_workers,
+        acp=config.acp,
+    )
+
+
+def build_gates(ctx: GateContext) -> dict[E, Gate]:
+    """VALUE_GATE, RI_GATE and PROSE_GATE, in the order a run meets them."""
+    return {
+        E.VALUE_GATE: build_gate("value_gate", ctx),
+        E.RI_GATE: build_gate("ri_gate", ctx),
+        E.PROSE_GATE: build_gate("prose_gate", ctx),
+    }
+
+
 def build_engines(
     ws: Workspace,
     config: Config,
@@ -63,28 +95,15 @@ def build_engines(
     overlay: Overlay | None,
     lessons: tuple[Any, ...],
     clock: Callable[[], str],
+    judge: bool = True,
 ) -> Engines:
-    """Gates, proposer, agenda and policy for one process."""
-    ctx = GateContext(
-        pack=pack,
-        pools=pools,
-        cache_dir=ws.cache,
-        seed=config.seed,
-        llm=config.llm.with_env(os.environ),
-        transcripts=ws.transcripts,
-        replay=opts.replay,
-        prose_workers=config.prose_workers,
-        acp=config.acp,
-    )
-    gates = {
-        E.VALUE_GATE: build_gate("value_gate", ctx),
-        E.RI_GATE: build_gate("ri_gate", ctx),
-        E.PROSE_GATE: build_gate("prose_gate", ctx),
-    }
+    """Gates, proposer, agenda and policy for one process. Without `judge` no gate is
+    built (the parent of `--workers`, which only commits: `build_gates` when it must)."""
+    ctx = gate_context(ws, config, pack, pools, opts)
     proposer_name = opts.proposer or config.proposer
     return Engines(
         agenda=Agenda.named(pack.config.policy.rules),
-        gates=gates,
+        gates=build_gates(ctx) if judge else {},
         proposer=corrections.watched(build_proposer(proposer_name, ctx), ws, config, clock),
         proposer_id=proposer_id_for(config, proposer_name),
         overlay=overlay,
