@@ -37,9 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--n", type=int, metavar="N", help="corpus size, for benchmarks that take one")
+    p.add_argument("--workers", type=int, metavar="N", help="e2e: judge in N worker processes")
+    p.add_argument(
+        "--executor", choices=("process", "ray"), help="e2e: where --workers run (ray: actors)"
+    )
     args = p.parse_args(argv)
     module = importlib.import_module(BENCHES[args.name])
-    result = module.run(quick=args.quick, **({"n": args.n} if args.n else {}))
+    extra = {k: v for k in ("n", "workers", "executor") if (v := getattr(args, k))}
+    result = module.run(quick=args.quick, **extra)
     result["at"] = datetime.now(UTC).isoformat(timespec="seconds")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with open(RESULTS, "a", encoding="utf-8") as fh:

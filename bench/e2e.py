@@ -110,7 +110,9 @@ def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
     timed(Critic, "report", "critique")
 
 
-def _child_batch(corpus: Path, ws: Path, report: bool) -> dict[str, Any]:
+def _child_batch(
+    corpus: Path, ws: Path, report: bool, workers: int = 0, executor: str = "process"
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     from harness import api
 
@@ -119,7 +121,7 @@ def _child_batch(corpus: Path, ws: Path, report: bool) -> dict[str, Any]:
     _instrument(stages, opened)
     memos: dict[str, int] = {}
     start = time.perf_counter()
-    result = api.run_batch(ws, corpus, PACK, report=report)
+    result = api.run_batch(ws, corpus, PACK, report=report, workers=workers, executor=executor)
     batch_s = time.perf_counter() - start
     for session in opened:
         for gate in session.engines.gates.values():
@@ -189,7 +191,11 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run(quick: bool = False, n: int | None = None) -> dict[str, Any]:
+def run(
+    quick: bool = False, n: int | None = None, workers: int = 0, executor: str = "process"
+) -> dict[str, Any]:
+    """With `workers` (or `executor="ray"`) the batches judge in worker processes or Ray
+    actors (the stage timers then see no gate calls: `harness_share` is not meaningful)."""
     import orjson
 
     from bench.corpus import artifacts
@@ -203,10 +209,15 @@ def run(quick: bool = False, n: int | None = None) -> dict[str, Any]:
                 fh.write(orjson.dumps(a.model_dump(mode="json")) + b"\n")
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        batch, wall, cpu, rss = _spawn("batch", str(corpus), str(ws), "report")
+        how = (str(workers), executor)
+        batch, wall, cpu, rss = _spawn("batch", str(corpus), str(ws), "report", *how)
         report, report_wall, report_cpu, report_rss = _spawn("report", str(ws))
-        rerun, rerun_wall, rerun_cpu, rerun_rss = _spawn("batch", str(corpus), str(ws), "report")
-        _quiet, quiet_wall, quiet_cpu, quiet_rss = _spawn("batch", str(corpus), str(ws), "none")
+        rerun, rerun_wall, rerun_cpu, rerun_rss = _spawn(
+            "batch", str(corpus), str(ws), "report", *how
+        )
+        _quiet, quiet_wall, quiet_cpu, quiet_rss = _spawn(
+            "batch", str(corpus), str(ws), "none", *how
+        )
         disk = _disk(ws)
     stages = batch["stages"]
     judged = sum(stages.get(g, 0.0) for g in ("value_gate", "ri_gate", "prose_gate"))
@@ -217,7 +228,14 @@ def run(quick: bool = False, n: int | None = None) -> dict[str, Any]:
     total_disk = sum(disk.values())
     return {
         "name": "e2e",
-        "params": {"artifacts": n, "defect_rate": 0.5, "seed": 3, "pack": "facility"},
+        "params": {
+            "artifacts": n,
+            "defect_rate": 0.5,
+            "seed": 3,
+            "pack": "facility",
+            "workers": workers,
+            "executor": executor,
+        },
         "figures": {
             "artifacts_per_s": round(n / wall, 2),
             "artifacts_per_cpu_s": round(n / cpu, 2),
@@ -251,9 +269,11 @@ def run(quick: bool = False, n: int | None = None) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """The child side: `batch CORPUS WS report|none` or `report WS`; one JSON line out."""
+    """The child side: `batch CORPUS WS report|none [WORKERS EXECUTOR]` or `report WS`;
+    one JSON line out."""
     if argv[0] == "batch":
-        out = _child_batch(Path(argv[1]), Path(argv[2]), argv[3] == "report")
+        how = (int(argv[4]), argv[5]) if len(argv) > 5 else (0, "process")
+        out = _child_batch(Path(argv[1]), Path(argv[2]), argv[3] == "report", *how)
     elif argv[0] == "report":
         out = _child_report(Path(argv[1]))
     else:

@@ -28,6 +28,7 @@ is a setup error saying so.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import os
 import shutil
@@ -184,12 +185,34 @@ class _Worker:
 _CLUSTER_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
+def _on_loopback(address: str | None) -> bool:
+    """Whether the cluster is (to be) on 127.0.0.1: a local one, or one whose address,
+    given or found by `auto` (RAY_ADDRESS, the last `ray start` here), is loopback."""
+    if address is None:
+        return True
+    if address == "auto":
+        try:
+            from ray._private.services import get_ray_address_from_environment
+
+            address = str(get_ray_address_from_environment("auto", None))
+        except Exception:  # Ray's own lookup: without it, the address as given
+            return False
+    host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @contextlib.contextmanager
 def _loopback(on: bool) -> Iterator[None]:
-    """While Ray starts a local cluster: keep it on 127.0.0.1. On Linux Ray turns a
-    `_node_ip_address` of 127.0.0.1 into the machine's routable address unless clusters
-    are "disabled" (its Windows and macOS default): so, for the processes it starts (the
-    environment) and for this one (the constant read at import), they are."""
+    """While Ray starts or joins a cluster on loopback: keep it there. On Linux Ray turns
+    127.0.0.1 (a `_node_ip_address`, the host of an address to join) into the machine's
+    routable address unless clusters are "disabled" (its Windows and macOS default): so,
+    for the processes it starts (the environment) and for this one (the constant read at
+    import), they are."""
     if not on:
         yield
         return
@@ -274,7 +297,7 @@ class RayExecutor:
         else:
             kwargs["address"] = address
         try:
-            with _loopback(address is None):
+            with _loopback(_on_loopback(address)):
                 self.ray.init(**kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             self._remove_temp()
