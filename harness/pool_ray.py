@@ -28,7 +28,6 @@ is a setup error saying so.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import os
 import shutil
@@ -183,6 +182,7 @@ class _Worker:
 
 
 _CLUSTER_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+_LOCALHOST = ("localhost", "127.0.0.1", "::1")
 
 
 def _on_loopback(address: str | None) -> bool:
@@ -198,12 +198,7 @@ def _on_loopback(address: str | None) -> bool:
         except Exception:  # Ray's own lookup: without it, the address as given
             return False
     host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host in _LOCALHOST  # what Ray rewrites (127.0.0.2 ... it leaves as they are)
 
 
 @contextlib.contextmanager

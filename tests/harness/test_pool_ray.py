@@ -109,16 +109,25 @@ def test_a_local_ray_cluster_commits_what_one_process_commits_byte_for_byte(
 
 def _free_port() -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("127.0.0.2", 0))
         port: int = s.getsockname()[1]
         return port
 
 
+# a two-node test cluster on loopback: its nodes on 127.0.0.2 and 127.0.0.3 (Ray rewrites
+# 127.0.0.1 to the routable address, and refuses a second node when told not to), no usage
+# stats, and no token (the token file a `ray start` and a driver find may differ on this machine)
+_TEST_CLUSTER_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+}
+
+
 def _ray_start(*args: str) -> subprocess.Popen[bytes]:
     """`ray start --block ...` on loopback, in a process group of its own (ended by id)."""
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **_TEST_CLUSTER_ENV}
     return subprocess.Popen(
-        [str(RAY_BIN), "start", "--block", "--node-ip-address", "127.0.0.1", *args],
+        [str(RAY_BIN), "start", "--block", *args],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -140,48 +149,59 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
+_CPUS = "import ray; ray.init(address={!r}, log_to_driver=False); print(ray.cluster_resources().get('CPU', 0))"
+
+
+def _cpus(address: str) -> float:
+    """The cluster's CPUs, asked by a driver of its own (-1: not up yet)."""
+    env = {**os.environ, **_TEST_CLUSTER_ENV}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CPUS.format(address)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return -1
+    lines = done.stdout.split()
+    return float(lines[-1]) if done.returncode == 0 and lines else -1
+
+
 @pytest.fixture
-def two_nodes(tmp_path: Path) -> Iterator[str]:
+def two_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A head node with no CPU (the driver's) and a second node with two (the actors'),
-    both on 127.0.0.1: the actors run on another node than the driver, as on a cluster."""
+    both on loopback: the actors run on another node than the driver, as on a cluster."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the driver: this test process
     port = _free_port()
     temp = Path(tempfile.mkdtemp(prefix="membrane-ray-test-"))
     store = str(100 * 1024 * 1024)
-    head = _ray_start(
-        "--head",
-        f"--port={port}",
-        "--num-cpus=0",
-        "--num-gpus=0",
-        f"--object-store-memory={store}",
-        "--include-dashboard=false",
-        "--disable-usage-stats",
-        f"--temp-dir={temp}",
-    )
-    nodes = [head]
-    address = f"127.0.0.1:{port}"
+    address = f"127.0.0.2:{port}"
+    nodes = [
+        _ray_start(
+            "--head", "--node-ip-address=127.0.0.2", f"--port={port}", "--num-cpus=0", "--num-gpus=0",
+            f"--object-store-memory={store}", "--include-dashboard=false",
+            "--disable-usage-stats", f"--temp-dir={temp}",
+        )
+    ]  # fmt: skip
     try:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        deadline = time.monotonic() + 180
-        while True:  # the head answers once its GCS is up
-            try:
-                ray.init(address=address, log_to_driver=False, configure_logging=False)
-                break
-            except (ConnectionError, RuntimeError):
-                if time.monotonic() > deadline or head.poll() is not None:
-                    raise
-                time.sleep(2)
+        deadline = time.monotonic() + 300
+        while _cpus(address) < 0:  # the head answers once its GCS is up
+            assert time.monotonic() < deadline, "the Ray head did not come up in time"
+            assert nodes[0].poll() is None, "the Ray head exited"
+            time.sleep(2)
         nodes.append(
             _ray_start(
-                f"--address={address}",
-                "--num-cpus=2",
-                "--num-gpus=0",
+                f"--address={address}", "--node-ip-address=127.0.0.3", "--num-cpus=2", "--num-gpus=0",
                 f"--object-store-memory={store}",
             )
-        )
-        while ray.cluster_resources().get("CPU", 0) < 2:
+        )  # fmt: skip
+        while _cpus(address) < 2:
             assert time.monotonic() < deadline, "the second Ray node did not join in time"
             assert nodes[1].poll() is None, "the second Ray node exited"
-            time.sleep(1)
+            time.sleep(2)
         yield address
     finally:
         if ray.is_initialized():
