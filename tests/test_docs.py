@@ -120,7 +120,7 @@ def test_every_docs_page_is_in_the_nav() -> None:
 
 def test_the_readme_is_short_and_links_into_the_docs() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert len(readme.splitlines()) < 120
+    assert len(readme.splitlines()) < 150  # two example packs, a scaling table (issues 16, 27)
     assert "make demo" in readme and "make test" in readme
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
