@@ -165,17 +165,26 @@ class BatchRun:
 
     # -- cohorts -------------------------------------------------------------------
 
-    def _start_cohort(self) -> bool:
+    def _next_chunk(self) -> list[bytes] | None:
+        """The packed inputs of the next cohort, or None when none is left or the agenda
+        stops the batch (the facts of a fresh run: an endpoint down, a budget spent)."""
         if self._next >= len(self._todo):
-            return False
+            return None
         probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
         if probe.trigger is Trigger.HALTED:
             self.result.halted_by = probe.rule
             self.result.not_started = len(self._todo) - self._next
-            return False
+            self._next = len(self._todo)
+            return None
         chunk = self._todo[self._next : self._next + self.cohort_size]
         self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)  # drop them
         self._next += len(chunk)
+        return chunk
+
+    def _start_cohort(self) -> bool:
+        chunk = self._next_chunk()
+        if chunk is None:
+            return False
         inputs = SyncGroup()
         runs = [self._new_run(*_rebuilt(packed), inputs) for packed in chunk]
         inputs.sync()  # every input durable, once, before the runs that name them

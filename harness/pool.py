@@ -46,10 +46,10 @@ from harness.engines import EngineOptions, build_engines, utc_now
 from harness.errors import InfrastructureError, PackError
 from harness.ledger import CommitRow, HeldRow, Ledger
 from harness.loop import start_cohort, step_cohort
-from harness.models import Artifact, Trigger
+from harness.models import Artifact
 from harness.pack import load_pack
 from harness.ports import Pending
-from harness.run import Engines, Overlay, Run, fresh_facts
+from harness.run import Engines, Overlay, Run
 from harness.scratch import Scratch
 from harness.store import content_hash, object_bytes, object_files
 from harness.trace import TraceWriter
@@ -461,17 +461,9 @@ class PoolBatchRun(BatchRun):
 
     def _dispatch(self) -> bool:
         """Send the next cohort to the pool, unless the agenda stops the batch."""
-        if self._next >= len(self._todo):
+        chunk = self._next_chunk()
+        if chunk is None:
             return False
-        probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
-        if probe.trigger is Trigger.HALTED:
-            self.result.halted_by = probe.rule
-            self.result.not_started = len(self._todo) - self._next
-            self._next = len(self._todo)
-            return False
-        chunk = self._todo[self._next : self._next + self.cohort_size]
-        self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)
-        self._next += len(chunk)
         inputs = [zlib.decompress(packed) for packed in chunk]
         ids = [Artifact.model_validate_json(data).id for data in inputs]
         versions = self.eng.ledger.latest_versions(ids)
