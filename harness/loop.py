@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from harness.canonical import CanonicalError, apply_canonical
 from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
@@ -108,16 +109,24 @@ _EFFECTS: dict[E, Callable[[Run, Engines], None]] = {}
 
 
 def _run_one(effector: E, run: Run, eng: Engines) -> None:
+    _guarded(effector, [run], eng, lambda: _EFFECTS[effector](run, eng))
+
+
+def _guarded(effector: E, runs: Sequence[Run], eng: Engines, effect: Callable[[], None]) -> None:
+    """Run an effector for `runs`: an engine or a file that failed crashes them (a full or
+    read-only disk stops the batch instead)."""
     try:
-        _EFFECTS[effector](run, eng)
+        effect()
     except InfrastructureError as exc:
         if isinstance(exc, EndpointUnavailable):
             eng.endpoint_down = eng.endpoint_down or str(exc)
-        _crash(run, effector.value, str(exc))
+        for run in runs:
+            _crash(run, effector.value, str(exc))
     except OSError as exc:
         if is_disk_full(exc) or exc.errno == errno.EROFS:  # the disk refused: stop the batch
             raise from_os_error(exc) from exc
-        _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
+        for run in runs:
+            _crash(run, effector.value, f"{type(exc).__name__}: {exc}")
 
 
 def _crash(run: Run, effector: str | None, message: str) -> None:
@@ -383,18 +392,10 @@ def _commit_group(runs: Sequence[Run], eng: Engines) -> None:
                 eng.clock(),
             )
         )
-    try:
-        rows = eng.committer.commit_many(pending)
-    except InfrastructureError as exc:
-        for run in runs:
-            _crash(run, E.COMMIT.value, str(exc))
-        return
-    except OSError as exc:
-        if is_disk_full(exc) or exc.errno == errno.EROFS:  # the disk refused: stop the batch
-            raise from_os_error(exc) from exc
-        for run in runs:
-            _crash(run, E.COMMIT.value, f"{type(exc).__name__}: {exc}")
-        return
+    _guarded(E.COMMIT, runs, eng, lambda: _committed(runs, eng.committer.commit_many(pending)))
+
+
+def _committed(runs: Sequence[Run], rows: Sequence[Any]) -> None:
     for run, row in zip(runs, rows, strict=True):
         run.content_hash = row.content_hash
         run.trace.append(
