@@ -377,6 +377,10 @@ def run_batch(
             raise error
     elif not _has_lines(corpus):
         raise _empty_corpus(corpus)
+    if executor == "ray":  # no Ray installed: say so before anything is opened
+        from harness.pool_ray import ray_executor
+
+        ray_executor(ray_address)
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
     with ws.lock():
         session = open_session(

@@ -306,3 +306,4 @@ def test_executor_ray_without_ray_is_a_setup_error(
     assert code == 2, err
     assert "--executor ray needs Ray, which is not installed" in err
     assert "pip install 'membrane[ray]'" in err
+    assert not (tmp_path / "ws" / ".membrane").exists()  # said before anything was opened
