@@ -19,55 +19,19 @@ from harness.ledger import Ledger
 from harness.pack import load_pack
 from harness.store import recover
 from harness.workspace import Workspace
-
-ROOT = Path(__file__).resolve().parents[2]
-PACK = ROOT / "packs" / "facility"
-DEMO = PACK / "corpus" / "demo.jsonl"
-
-
-def _corpus(tmp: Path, n: int) -> Path:
-    lines = DEMO.read_bytes().splitlines(keepends=True)[:n]
-    path = tmp / "corpus.jsonl"
-    path.write_bytes(b"".join(lines))
-    return path
-
-
-def _published(ws: Path) -> dict[str, bytes]:
-    """Every file a commit publishes (chapters name their commit's time: left out)."""
-    out = {}
-    for sub in ("artifacts", "metrics"):
-        for p in sorted((ws / "current" / sub).iterdir()):
-            out[f"{sub}/{p.name}"] = p.read_bytes()
-    out["corpus.jsonl"] = (ws / "current" / "corpus.jsonl").read_bytes()
-    return out
-
-
-def _verify(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["trace", "verify", "-w", str(ws)])
-    out = capsys.readouterr()
-    assert code == 0, out.out + out.err
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """48 demo artifacts, one process, cohorts of 8."""
-    base = tmp_path_factory.mktemp("pool-ref")
-    corpus = _corpus(base, 48)
-    result = api.run_batch(base / "ws", corpus, PACK, cohort_size=8)
-    assert len(result.runs) == 48
-    return corpus, base / "ws"
+from tests.harness.pooled import PACK, published, verify
 
 
 @pytest.mark.java
 @pytest.mark.slow
 def test_two_workers_commit_what_one_process_commits_byte_for_byte(
-    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    one_process_48: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    corpus, one = reference
+    corpus, one = one_process_48
     result = api.run_batch(tmp_path / "ws", corpus, PACK, cohort_size=8, workers=2, report=True)
     assert len(result.runs) == 48
-    assert _published(tmp_path / "ws") == _published(one)
-    _verify(tmp_path / "ws", capsys)
+    assert published(tmp_path / "ws") == published(one)
+    verify(tmp_path / "ws", capsys)
     ref = Ledger.reader(Workspace(one).ledger_path)
     got = Ledger.reader(Workspace(tmp_path / "ws").ledger_path)
     try:  # the same runs, the same ends, the same learning records
@@ -87,9 +51,9 @@ def test_two_workers_commit_what_one_process_commits_byte_for_byte(
 @pytest.mark.java
 @pytest.mark.slow
 def test_a_worker_killed_mid_batch_loses_nothing(
-    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    one_process_48: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    corpus, one = reference
+    corpus, one = one_process_48
     root = tmp_path / "ws"
     pack = load_pack(PACK)
     with api.open_session(root, PACK) as session:
@@ -103,8 +67,8 @@ def test_a_worker_killed_mid_batch_loses_nothing(
                 killed = True
         assert killed and batch.restarts >= 1  # type: ignore[attr-defined]
         assert len(batch.result.runs) == 48
-    assert _published(root) == _published(one)
-    _verify(root, capsys)
+    assert published(root) == published(one)
+    verify(root, capsys)
 
 
 def test_workers_must_be_a_small_count(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -178,13 +142,15 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.java
 @pytest.mark.slow
-def test_the_workers_die_with_a_killed_batch(reference: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_workers_die_with_a_killed_batch(
+    one_process_48: tuple[Path, Path], tmp_path: Path
+) -> None:
     """A SIGKILLed `membrane batch --workers 2` leaves no worker (each holds a JVM)."""
     import subprocess
     import sys
     import time
 
-    corpus, _one = reference
+    corpus, _one = one_process_48
     argv = [sys.executable, "-m", "harness", "batch", str(corpus), "--pack", str(PACK)]
     argv += ["-w", str(tmp_path / "ws"), "--workers", "2", "--cohort-size", "8", "--no-progress"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -29,10 +29,8 @@ from harness.pool import WorkerSpec
 from harness.pool_ray import Shipment, shipment
 from harness.store import recover
 from harness.workspace import Workspace
+from tests.harness.pooled import PACK, demo_corpus, published, verify
 
-ROOT = Path(__file__).resolve().parents[2]
-PACK = ROOT / "packs" / "facility"
-DEMO = PACK / "corpus" / "demo.jsonl"
 RAY_BIN = Path(sys.executable).parent / "ray"
 
 ray: Any
@@ -48,41 +46,8 @@ needs_ray = pytest.mark.skipif(
 )
 
 
-def _corpus(tmp: Path, n: int) -> Path:
-    lines = DEMO.read_bytes().splitlines(keepends=True)[:n]
-    path = tmp / "corpus.jsonl"
-    path.write_bytes(b"".join(lines))
-    return path
-
-
-def _published(ws: Path) -> dict[str, bytes]:
-    """Every file a commit publishes (chapters name their commit's time: left out)."""
-    out = {}
-    for sub in ("artifacts", "metrics"):
-        for p in sorted((ws / "current" / sub).iterdir()):
-            out[f"{sub}/{p.name}"] = p.read_bytes()
-    out["corpus.jsonl"] = (ws / "current" / "corpus.jsonl").read_bytes()
-    return out
-
-
-def _verify(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["trace", "verify", "-w", str(ws)])
-    out = capsys.readouterr()
-    assert code == 0, out.out + out.err
-
-
 def _ray_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("membrane-ray-*")}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """48 demo artifacts, one process, cohorts of 8."""
-    base = tmp_path_factory.mktemp("ray-ref")
-    corpus = _corpus(base, 48)
-    result = api.run_batch(base / "ws", corpus, PACK, cohort_size=8)
-    assert len(result.runs) == 48
-    return corpus, base / "ws"
 
 
 def _free_port() -> int:
@@ -193,12 +158,12 @@ def two_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 @pytest.mark.java
 @pytest.mark.slow
 def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
-    reference: tuple[Path, Path],
+    one_process_48: tuple[Path, Path],
     two_nodes: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    corpus, one = reference
+    corpus, one = one_process_48
     root = tmp_path / "ws"
     pack = load_pack(PACK)
     with api.open_session(root, PACK) as session:
@@ -226,8 +191,8 @@ def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
                 replacements = ray.get([a.where.remote() for a in executor.actors()])
         assert killed and batch.restarts >= 1  # type: ignore[attr-defined]
         assert len(batch.result.runs) == 48
-    assert _published(root) == _published(one)
-    _verify(root, capsys)
+    assert published(root) == published(one)
+    verify(root, capsys)
     # the live actors removed their unpacked folders when the batch shut them down
     assert replacements and not any(Path(w[1]).parent.exists() for w in replacements)
 
@@ -236,19 +201,19 @@ def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
 @pytest.mark.java
 @pytest.mark.slow
 def test_a_local_ray_cluster_commits_what_one_process_commits_byte_for_byte(
-    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    one_process_48: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The batch starts a cluster on 127.0.0.1 for itself and removes it afterwards.
     (After the two-node test: a local cluster turns Ray's token auth on for this process,
     which the two-node test cluster, token-free, would then refuse.)"""
-    corpus, one = reference
+    corpus, one = one_process_48
     before = _ray_dirs()
     result = api.run_batch(
         tmp_path / "ws", corpus, PACK, cohort_size=8, workers=2, executor="ray", report=True
     )
     assert len(result.runs) == 48
-    assert _published(tmp_path / "ws") == _published(one)
-    _verify(tmp_path / "ws", capsys)
+    assert published(tmp_path / "ws") == published(one)
+    verify(tmp_path / "ws", capsys)
     assert not ray.is_initialized()  # the batch's cluster is down ...
     assert _ray_dirs() <= before  # ... and its files are gone
     # a rerun skips everything it settled, and starts no cluster for nothing
@@ -288,7 +253,7 @@ def test_executor_ray_without_ray_is_a_setup_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    corpus = _corpus(tmp_path, 8)
+    corpus = demo_corpus(tmp_path, 8)
     code = main(
         [
             "batch",
