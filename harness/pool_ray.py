@@ -28,9 +28,12 @@ is a setup error saying so.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import shutil
+import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -225,6 +228,43 @@ def _loopback(on: bool) -> Iterator[None]:
             os.environ[_CLUSTER_ENV] = before_env
 
 
+# The synchronous signals the JVM (HermiT, through JPype) handles itself: its compiled code
+# takes SIGSEGV for null checks and safepoints. `ray.init` installs Ray's crash handlers
+# over them and `ray.shutdown` resets them to the default, after which the first such
+# signal kills the process (measured: a later HermiT call in the same process segfaulted).
+_JVM_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL)
+_SIGACTION_BYTES = 512  # room for the C `struct sigaction` (152 bytes on x86-64 glibc)
+
+
+@contextlib.contextmanager
+def _keep_signal_handlers() -> Iterator[None]:
+    """Ray in this process leaves the native handlers of `_JVM_SIGNALS` as it found them
+    (copied as opaque `struct sigaction`s through libc, which Python's `signal` cannot see)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        sigaction = libc.sigaction
+    except (OSError, AttributeError):  # no libc sigaction: nothing to keep
+        yield
+        return
+    saved = {}
+    for sig in _JVM_SIGNALS:
+        buf = ctypes.create_string_buffer(_SIGACTION_BYTES)
+        if sigaction(int(sig), None, buf) == 0:
+            saved[sig] = buf
+    try:
+        yield
+    finally:
+        for sig, buf in saved.items():
+            sigaction(int(sig), buf, None)
+
+
+def native_handler(sig: signal.Signals) -> int:
+    """The address of the native handler of `sig` (0: the default): what tests compare."""
+    buf = ctypes.create_string_buffer(_SIGACTION_BYTES)
+    ctypes.CDLL(None, use_errno=True).sigaction(int(sig), None, buf)
+    return int.from_bytes(buf.raw[: ctypes.sizeof(ctypes.c_void_p)], sys.byteorder)
+
+
 def ray_executor(address: str | None) -> Callable[[int, WorkerSpec], Executor]:
     """The executor factory for `PoolBatchRun`: joins the cluster at `address` (`auto`:
     the one `ray start` made on this machine), or starts a local one on loopback."""
@@ -292,7 +332,7 @@ class RayExecutor:
         else:
             kwargs["address"] = address
         try:
-            with _loopback(_on_loopback(address)):
+            with _loopback(_on_loopback(address)), _keep_signal_handlers():
                 self.ray.init(**kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             self._remove_temp()
@@ -357,7 +397,8 @@ class RayExecutor:
             self._kill()
         self._cls = None
         if self._started:
-            self.ray.shutdown()
+            with _keep_signal_handlers():
+                self.ray.shutdown()
             self._started = False
         self._remove_temp()
 

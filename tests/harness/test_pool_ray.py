@@ -26,7 +26,7 @@ from harness.engines import EngineOptions
 from harness.errors import ConfigError
 from harness.pack import load_pack
 from harness.pool import WorkerSpec
-from harness.pool_ray import Shipment, shipment
+from harness.pool_ray import Shipment, _keep_signal_handlers, native_handler, shipment
 from harness.store import recover
 from harness.workspace import Workspace
 from tests.harness.pooled import PACK, demo_corpus, published, verify
@@ -148,7 +148,8 @@ def two_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield address
     finally:
         if ray.is_initialized():
-            ray.shutdown()
+            with _keep_signal_handlers():  # the JVM of this process keeps its handlers
+                ray.shutdown()
         for proc in reversed(nodes):
             _stop(proc)
         subprocess.run(["rm", "-rf", str(temp)], check=False)
@@ -208,9 +209,13 @@ def test_a_local_ray_cluster_commits_what_one_process_commits_byte_for_byte(
     which the two-node test cluster, token-free, would then refuse.)"""
     corpus, one = one_process_48
     before = _ray_dirs()
+    jvm = {sig: native_handler(sig) for sig in (signal.SIGSEGV, signal.SIGBUS)}
     result = api.run_batch(
         tmp_path / "ws", corpus, PACK, cohort_size=8, workers=2, executor="ray", report=True
     )
+    # Ray's crash handlers over the JVM's (HermiT in this process takes SIGSEGV for its
+    # null checks) made a later HermiT call here segfault: the batch leaves them as it found them
+    assert {sig: native_handler(sig) for sig in jvm} == jvm
     assert len(result.runs) == 48
     assert published(tmp_path / "ws") == published(one)
     verify(tmp_path / "ws", capsys)
