@@ -135,8 +135,11 @@ def _lookup(artifact: Artifact, ref: CellRef) -> tuple[bool, Cell]:
 def check_locked(spine: Spine, proposal: Artifact) -> list[Critique]:
     """One `proposal.locked_cell` critique per locked cell changed or dropped by `proposal`."""
     out: list[Critique] = []
+    have = proposal.cell_values()
     for key in sorted(spine.locked):
         locked = spine.locked[key]
+        if key in have and _same(locked, have[key]):
+            continue  # the usual case: no CellRef parsed
         ref = parse_cell_ref(key)
         present, value = _lookup(proposal, ref) if ref is not None else (False, None)
         if present and _same(locked, value):

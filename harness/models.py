@@ -250,6 +250,16 @@ class Artifact(Frozen):
             for c in row
         ]
 
+    def cell_values(self) -> dict[str, Cell]:
+        """`str(ref)` -> value for every cell, in `cells()` order (no `CellRef` is built:
+        the loop asks this of every candidate)."""
+        return {
+            f"{t}[{i}].{c}": v
+            for t, rows in self.tables.items()
+            for i, row in enumerate(rows)
+            for c, v in row.items()
+        }
+
     def value(self, ref: CellRef) -> Cell:
         return self.tables[ref.table][ref.row][ref.column]
 
@@ -360,7 +370,8 @@ class Spine(Frozen):
     def of(
         artifact: Artifact, rejected: set[CellRef], prose: dict[str, str] | None = None
     ) -> Spine:
-        locked = {str(ref): artifact.value(ref) for ref in artifact.cells() if ref not in rejected}
+        skip = {str(ref) for ref in rejected}
+        locked = {k: v for k, v in artifact.cell_values().items() if k not in skip}
         return Spine(locked=locked, prose=prose or {})
 
 

@@ -92,6 +92,9 @@ class RowRule(BaseModel):
     axioms: tuple[str, ...] = ()
 
 
+_RESOLVED_MAX = 65_536  # cell texts whose resolution a Pools keeps
+
+
 class Pools(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -123,6 +126,8 @@ class Pools(BaseModel):
         PrivateAttr(default=None))
     _mention_classes: dict[str, str] | None = PrivateAttr(default=None)
     _class_views: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+    # resolve_via's answers by cell text (the pools are frozen); cleared when full
+    _resolved: dict[str, tuple[str, str] | None] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, _context: object) -> None:
         self._by_iri = {i.iri: n for n, i in self.individuals.items() if i.iri}
@@ -228,12 +233,19 @@ class Pools(BaseModel):
         label) or "alias" (a pack alias); the first entry wins on a clash, in that order."""
         if not isinstance(value, str):
             return None
+        memo = self._resolved
+        if value in memo:
+            return memo[value]
         if value in self.individuals:
-            return value, "iri"
-        iri = self.expand(value) or value
-        if iri in self._by_iri:
-            return self._by_iri[iri], "iri"
-        return self._by_label.get(self.key(value))
+            hit: tuple[str, str] | None = (value, "iri")
+        elif (iri := self.expand(value) or value) in self._by_iri:
+            hit = self._by_iri[iri], "iri"
+        else:
+            hit = self._by_label.get(self.key(value))
+        if len(memo) >= _RESOLVED_MAX:
+            memo.clear()
+        memo[value] = hit
+        return hit
 
     def ambiguous(self, value: object) -> tuple[str, ...]:
         """The individuals a cell could name when it names none for sure (two IRIs share

@@ -197,7 +197,7 @@ class Run:
         if not self.proposed:
             return 1.0
         final = (
-            {str(r): self.candidate.value(r) for r in self.candidate.cells()}
+            self.candidate.cell_values()
             if self.candidate is not None
             else {}
         )

@@ -46,7 +46,8 @@ def event_hash(payload: dict[str, Any]) -> str:
 def seal(event: Event) -> tuple[bytes, str]:
     """An event's trace line (canonical JSON, its `hash` set) and that hash."""
     payload = event.model_dump(mode="json")
-    digest = event_hash(payload)
+    payload.pop("hash", None)  # what `event_hash` hashes: the payload without its hash
+    digest = hashlib.sha256(canonical(payload)).hexdigest()
     payload["hash"] = digest
     return canonical(payload), digest
 
@@ -85,7 +86,8 @@ class TraceWriter:
         # fails that record (recovery trims its partial line) and leaves nothing queued
         self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the run
 
-    def append(self, factory: Callable[..., Event], **fields: Any) -> Event:
+    def append(self, factory: Callable[..., Event], **fields: Any) -> str:
+        """Append one event; returns its hash (the trace's new head)."""
         event = factory(
             seq=self.seq, run_id=self.run_id, at=self._clock(), prev=self.head, **fields
         )
@@ -101,7 +103,7 @@ class TraceWriter:
             data = data[written:]
         self.seq += 1
         self.head = digest
-        return event.model_copy(update={"hash": digest})
+        return digest
 
     def sync(self) -> None:
         if self._own:
