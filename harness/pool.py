@@ -31,6 +31,7 @@ import io
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from effectors.proposers.openai_client import TranscriptStore
 from harness.chapters import ChapterRenderer, write_chapter
 from harness.driver import BatchRun, Cycle, RunSummary
 from harness.engines import EngineOptions, build_engines, utc_now
@@ -127,6 +129,8 @@ class CohortResult:
     runs: list[_Judged]
     tokens: int
     endpoint_down: str | None
+    # the model transcripts the cohort wrote: (path under .membrane/transcripts/, bytes)
+    transcripts: tuple[tuple[str, bytes], ...] = ()
 
 
 # -- the worker's side -------------------------------------------------------------------
@@ -291,6 +295,17 @@ def init_worker(spec: WorkerSpec) -> None:
 
 def judge(task: CohortTask) -> CohortResult:
     """One cohort, start to end, in memory."""
+    journal: list[tuple[str, bytes]] = []
+    TranscriptStore.journal = journal  # this process judges one cohort at a time
+    try:
+        result = _judge(task)
+    finally:
+        TranscriptStore.journal = None
+    result.transcripts = tuple(journal)
+    return result
+
+
+def _judge(task: CohortTask) -> CohortResult:
     w = _STATE["worker"]
     eng = w.eng
     eng.batch_tokens, eng.endpoint_down = task.tokens_spent, None
@@ -520,6 +535,7 @@ class PoolBatchRun(BatchRun):
             group.write_once(self.ws.inputs / f"{input_hash}.json", data)
         for j in result.runs:
             self._write_run(j, group)
+        self._write_transcripts(result.transcripts, group)
         group.sync()
         rows = self.eng.ledger.apply_cohort(
             [
@@ -550,6 +566,19 @@ class PoolBatchRun(BatchRun):
                 ):
                     group.write_once(path, payload)
 
+    def _write_transcripts(self, files: Sequence[tuple[str, bytes]], group: SyncGroup) -> None:
+        """The model transcripts a worker wrote, into this workspace (a worker on another
+        node wrote them into a copy that goes when it stops; one on this machine wrote
+        these very files, so `write_once` finds them there). A name that is not a
+        transcript's is refused, not written."""
+        for rel, data in files:
+            if _TRANSCRIPT_NAME.fullmatch(rel) is None:
+                raise InfrastructureError(
+                    f"a worker returned a model transcript named {rel[:120]!r}, which is not "
+                    "a transcript's name (XX/KEY.json); nothing of its cohort was committed"
+                )
+            group.write_once(self.ws.transcripts / rel, data)
+
     def _check_and_render(self, committed: list[_Judged], rows: list[CommitRow]) -> None:
         for j, row in zip(committed, rows, strict=True):
             assert j.commit is not None
@@ -565,6 +594,9 @@ class PoolBatchRun(BatchRun):
                 write_chapter(self.ws, self.chapters, artifact, row, j.summary.attempts)
             except (PackError, OSError) as exc:  # after the commit point: it stands
                 _log.warning("chapter of %s not written: %s", j.artifact_id, exc)
+
+
+_TRANSCRIPT_NAME = re.compile(r"[0-9A-Za-z_-]{1,2}/[0-9A-Za-z_-]{1,200}\.json")
 
 
 def _commit_row(j: _Judged) -> tuple[str, str, str, str, int, str, str]:

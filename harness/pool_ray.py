@@ -19,7 +19,9 @@ actor classifies the ontology again). An actor on the driver's node whose paths 
 uses the folders as they are; any other unpacks the shipment into a temporary folder
 of its node (`membrane-ray-job-*`: removed when the batch shuts the actor down, or, for
 an actor killed, by the next actor that starts on that node) and builds its engines there.
-So the nodes need membrane with this extra and Java for HermiT, not the pack.
+So the nodes need membrane with this extra and Java for HermiT, not the pack. The model
+transcripts an actor writes come back with each cohort's result (`CohortResult.transcripts`)
+and the driver stores them in its workspace.
 
 Ray is an optional extra (`pip install 'membrane[ray]'`); without it `--executor ray`
 is a setup error saying so.

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 import httpx
@@ -82,7 +82,14 @@ class FormatUnsupported(Exception):
 
 
 class TranscriptStore:
-    """request -> reply files under `root`, named by `request_key`, written atomically."""
+    """request -> reply files under `root`, named by `request_key`, written atomically.
+
+    `journal`: when a list (a `--workers` worker or Ray actor sets it for each cohort),
+    every transcript written in this process is also appended to it as (path relative to
+    the store's root, bytes), so the batch's own process can store it in its workspace:
+    an actor on another node writes into a copy of the workspace that is then removed."""
+
+    journal: ClassVar[list[tuple[str, bytes]] | None] = None
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -101,7 +108,10 @@ class TranscriptStore:
 
     def put(self, key: str, body: dict[str, Any], status: int, data: dict[str, Any]) -> None:
         entry = {"key": key, "request": body, "status": status, "response": data}
-        atomic_write(self.path(key), orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
+        payload = orjson.dumps(entry, option=orjson.OPT_SORT_KEYS)
+        atomic_write(self.path(key), payload)
+        if TranscriptStore.journal is not None:
+            TranscriptStore.journal.append((f"{key[:2]}/{key}.json", payload))
 
 
 @dataclass

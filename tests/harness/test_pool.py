@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,15 @@ import pytest
 from harness import api
 from harness.cli import main
 from harness.corpus import CorpusStream
+from harness.errors import InfrastructureError
 from harness.ledger import Ledger
-from harness.pack import load_pack
+from harness.pack import Pack, load_pack
+from harness.pool import PoolBatchRun, ProcessExecutor
 from harness.store import recover
-from harness.workspace import Workspace
-from tests.harness.pooled import PACK, published, verify
+from harness.workspace import SyncGroup, Workspace
+from tests.harness.pooled import PACK, demo_corpus, published, verify
+from tests.proposers.conftest import offline_model, write_config
+from tests.proposers.server import Responder, ScriptedServer
 
 
 @pytest.mark.java
@@ -177,3 +183,53 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_model_transcripts_a_worker_wrote_elsewhere_reach_the_workspace(
+    tmp_path: Path,
+    serve: Callable[[Responder], ScriptedServer],
+    facility_pack: Pack,
+) -> None:
+    """A worker on another node (a Ray actor) judges in a copy of the workspace, removed
+    when it stops: the model transcripts it wrote come back with the cohort's result and
+    are stored in the batch's own workspace (so `--replay` and audits find them)."""
+    from ontology import load_pools
+
+    srv = serve(offline_model(facility_pack, load_pools(facility_pack, tmp_path / "pools")))
+    root, elsewhere = tmp_path / "ws", tmp_path / "node-copy"
+    write_config(root, srv.base_url)
+    write_config(elsewhere, srv.base_url)
+    corpus = demo_corpus(tmp_path, 12)
+    with api.open_session(root, PACK, judge=False) as session:
+        batch = session.batch(CorpusStream(corpus, session.pack), cohort_size=4, workers=1)
+        assert isinstance(batch, PoolBatchRun)
+        moved = replace(batch.spec, root=str(elsewhere))  # what an unpacked shipment is
+        batch.spec = moved
+        batch.executor = ProcessExecutor(1, moved)
+        for _ in batch:
+            pass
+        assert len(batch.result.runs) == 12
+    assert srv.requests, "the model was not asked: nothing to carry back"
+
+    def files(ws: Path) -> dict[str, bytes]:
+        base = ws / ".membrane" / "transcripts"
+        return {p.relative_to(base).as_posix(): p.read_bytes() for p in base.rglob("*.json")}
+
+    theirs = files(elsewhere)
+    assert theirs and files(root) == theirs
+
+
+def test_a_transcript_name_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    """What a worker returns is checked before it is written: a path out of the
+    transcripts folder stops the batch and writes nothing."""
+    run = object.__new__(PoolBatchRun)
+    run.ws = Workspace(tmp_path)
+    group = SyncGroup()
+    for bad in ("../../escape.json", "/etc/x.json", "ab/../../x.json", "ab/key.txt"):
+        with pytest.raises(InfrastructureError, match="not a transcript's name"):
+            run._write_transcripts([(bad, b"{}")], group)
+    assert not any(tmp_path.rglob("*.json")) and not len(group)
+    run._write_transcripts([("ab/" + "ab" * 32 + ".json", b"{}")], group)
+    assert (tmp_path / ".membrane" / "transcripts" / "ab").is_dir() and len(group) == 1
