@@ -34,6 +34,7 @@ from effectors.prose.matcher import Anchor, CueSet, Hit
 from effectors.prose.quantity import Reading, Tolerance, numeric_view, qualifier
 from effectors.prose.subject import (
     AMBIGUOUS,
+    COORDINATION,
     RESPECTIVELY,
     breaks,
     clause,
@@ -72,6 +73,8 @@ _DIGIT_LETTER = re.compile(r"\d[A-Za-z]")
 _DIGITS_LETTERS = bytes(48 if chr(b).isdigit() and b < 128 else
                         97 if b < 128 and chr(b).isalpha() else 32 for b in range(256))
 _NO_READING = Reading(0.0, 0.0)  # a relation's (no value)
+_NO_CUTS: list[tuple[int, int]] = []
+_NO_NAMES: tuple[dict[str, int], dict[str, int]] = ({}, {})
 
 
 class _Anchor(NamedTuple):
@@ -352,7 +355,7 @@ class ClaimChecker:
             if "espectively" in prose else set()
         pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
         memo = _Memo(prose, index)
-        names, before, cuts_of = memo.names, memo.before, memo.breaks
+        names, cuts_of = memo.names, memo.breaks
         numbers, resolved, cells = index.number_columns, index.resolved_columns, \
             index.cell_columns
         members, parsed, first_unit = self._members, self._parsed, self.first_unit
@@ -360,6 +363,11 @@ class ClaimChecker:
         claim: tuple[_Source, int, int, Reading, Anchor | None] | None
         obj: Anchor | None
         verdict: bool | None
+        # the sentence of the last claim (its span and clause breaks), and what the names
+        # before the last claim gave: claims follow each other in text order, so most share
+        # their sentence, and those with no name between them `named_before`'s answer
+        last_si, lo, hi, cuts = -1, 0, 0, _NO_CUTS
+        last_mid, last_lo, last_named, got = -1, -1, _NO_NAMES, 0
         # The claim loop runs ~70 times an artifact on the benchmark: its usual cases are
         # written out here (profiled: `_subject` and `_verdict` calls were ~25% of the gate's
         # time); the general helpers decide everything else, and the same way.
@@ -398,22 +406,52 @@ class ClaimChecker:
             if si in together:
                 pending.setdefault(si, []).append((source, cs, ce, value, obj))
                 continue
-            # `_subject`, inline where the sentence has no clause break and the rows the
-            # claim's table is named by are at hand: the names before the claim (memoised
-            # as `_subject` does), else the general case
-            lo, hi = sent_spans[si]
-            cuts = cuts_of.get(si)
-            if cuts is None:
-                cuts = memo.cuts(si, lo, hi)
-            named = names.get(source[3])
-            if not cuts and named is not None:
+            # `_subject`, inline where the sentence has no clause break: the names before
+            # the claim (`named_before`, kept for the next claim when no name comes between
+            # them), then those after it, then the row "It" refers to; else the general case
+            if si != last_si:
+                last_si = si
+                lo, hi = sent_spans[si]
+                known = cuts_of.get(si)
+                cuts = known if known is not None else memo.cuts(si, lo, hi)
+            named = names.get(source[3]) or self._named(source, memo)
+            if not cuts:
                 mid = bisect_left(starts, cs)
-                key = (mid, lo, id(named))
-                got = before.get(key)
-                if got is None:
-                    got = before[key] = named_before(prose, anchors, mid, (lo, hi), *named)
+                if mid != last_mid or lo != last_lo or named is not last_named:
+                    last_mid, last_lo, last_named = mid, lo, named
+                    # `named_before`, inline: the names before the claim, nearest first
+                    ents, keyed = named
+                    got = by_key = 0
+                    key_at = -1  # the nearest key's anchor; -2: the one before it seen too
+                    narrowed = False
+                    for i in range(mid - 1, -1, -1):
+                        a = anchors[i]
+                        if a[0] < lo:
+                            break
+                        its = (keyed if a[3] else ents).get(a[2], 0)  # the rows it names
+                        if not its:
+                            continue
+                        if a[3] and key_at != -2:
+                            if key_at < 0:
+                                by_key, key_at = its, i
+                            else:
+                                if its != by_key and COORDINATION.match(
+                                        prose[a[1]:anchors[key_at][0]]):
+                                    by_key, got = 0, AMBIGUOUS
+                                    break
+                                key_at = -2
+                        if not narrowed:
+                            if not got:
+                                got = its
+                            elif got & its:
+                                got &= its
+                            narrowed = not got & (got - 1)
+                        elif key_at == -2:
+                            break
+                    if by_key:
+                        got = (got & by_key or AMBIGUOUS) if got else by_key
                 rows = got or narrow(anchors, range(bisect_left(starts, ce, mid), n), lo, hi,
-                                     *named)  # none before it: the names after it
+                                     named[0], named[1])  # none before it: the names after it
                 if rows == 0:
                     rows = coreferent(prose, anchors, starts, (lo, hi),
                                       sent_spans[si - 1] if si > 0 else None, *named)
@@ -430,7 +468,13 @@ class ClaimChecker:
                     num = (numbers.get(source[3]) or index.numbers(source[0], source[1]))[r]
                     if num is None:
                         continue
-                    verdict = value.holds(num, q.tolerance)
+                    low, high, approximate = value
+                    if low == high and not approximate:  # `Reading.holds` of an equality
+                        tolerance = q.tolerance
+                        verdict = abs(low - num) <= tolerance * abs(num) + tolerance.absolute \
+                            + 1e-9
+                    else:
+                        verdict = value.holds(num, q.tolerance)
                 elif kind == "object" and obj is not None and not obj[3] \
                         and (rng is None or members.get((obj[2], rng))):
                     ind = (resolved.get(source[3])
@@ -481,11 +525,7 @@ class ClaimChecker:
         cuts = memo.breaks.get(si)
         if cuts is None:
             cuts = memo.cuts(si, lo, hi)
-        named = memo.names.get(source[3])
-        if named is None:
-            through = self.through.get(source[3]) if self.through else None
-            named = memo.names[source[3]] = memo.index.joined(source[0], through) if through \
-                else memo.index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        named = memo.names.get(source[3]) or self._named(source, memo)
         ents, keyed = named
         mid = bisect_left(starts, cs)
         region = clause(lo, hi, cuts, cs, ce) if cuts else (lo, hi)
@@ -505,6 +545,15 @@ class ClaimChecker:
             rows = coreferent(prose, anchors, starts, (lo, hi),
                               sent_spans[si - 1] if si > 0 else None, ents, keyed)
         return rows
+
+    def _named(self, source: _Source, memo: _Memo) -> tuple[dict[str, int], dict[str, int]]:
+        """The rows each entity and key names for a claim on `source`: those of its table
+        (`ArtifactIndex.lookup`), or reached through its `through` columns (`joined`); kept
+        in `memo.names`."""
+        through = self.through.get(source[3]) if self.through else None
+        named = memo.names[source[3]] = memo.index.joined(source[0], through) if through \
+            else memo.index.lookup.get(source[0]) or (_NO_ROWS, _NO_ROWS)
+        return named
 
     def _judge(self, artifact: Artifact, prose: str,
                claim: tuple[_Source, int, int, Reading, Anchor | None],

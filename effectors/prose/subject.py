@@ -28,6 +28,7 @@ from effectors.prose.matcher import Anchor
 
 __all__ = [
     "AMBIGUOUS",
+    "COORDINATION",
     "breaks",
     "clause",
     "coreferent",
@@ -41,7 +42,7 @@ AMBIGUOUS = -1
 _CLAUSE_BREAK = re.compile(
     r";|:(?!\s*-?\d)|,\s+(?:while|whereas|but)\b|\s(?:while|whereas)\s", re.IGNORECASE
 )
-_COORDINATION = re.compile(r"^\s*(?:,|and|or|&|,\s*and|,\s*or)\s*$", re.IGNORECASE)
+COORDINATION = re.compile(r"^\s*(?:,|and|or|&|,\s*and|,\s*or)\s*$", re.IGNORECASE)
 _PRONOUN = re.compile(
     r"\W*(?:it|its|this\s+(?:unit|asset|item|one|machine)|the\s+(?:unit|asset|item|same\s+unit))\b",
     re.IGNORECASE,
@@ -112,7 +113,7 @@ def _keyed_before(
             if b[0] < lo:
                 break
             other = keyed.get(b[2], 0) if b[3] else 0
-            if other and other != rows and _COORDINATION.match(text[b[1] : a[0]]):
+            if other and other != rows and COORDINATION.match(text[b[1] : a[0]]):
                 return AMBIGUOUS
             if other:
                 break
@@ -164,7 +165,7 @@ def named_before(
             if key_at < 0:
                 by_key, key_at = found, i
             else:
-                if found != by_key and _COORDINATION.match(text[a[1] : anchors[key_at][0]]):
+                if found != by_key and COORDINATION.match(text[a[1] : anchors[key_at][0]]):
                     return AMBIGUOUS
                 key_at = -2
         if not narrowed:
