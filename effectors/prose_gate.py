@@ -220,9 +220,9 @@ class ProseGate:
             critiques += [self._mismatch(prose, m, skipped, what) for m in mismatches]
             hit = self.aggregates.sentences_hit(prose, sentences)
             if hit:
-                anchors = self.claims.anchors(mentions, index, prose)
+                anchors, starts = self.claims.anchors_and_starts(mentions, index, prose)
                 found = self.aggregates.check(
-                    artifact, prose, sentences, anchors, index.lookup, hit
+                    artifact, prose, sentences, anchors, index.lookup, hit, starts
                 )
                 critiques += [self._aggregate(prose, m, what) for m in found]
         words = word_count(prose)

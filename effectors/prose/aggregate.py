@@ -241,17 +241,20 @@ class AggregateChecker:
         anchors: Sequence[Anchor],
         rows_of: dict[str, tuple[dict[str, int], dict[str, int]]],
         hit: Sequence[int] | None = None,
+        starts: Sequence[int] | None = None,
     ) -> list[AggregateMismatch]:
         """The aggregate claims of the prose that the rows do not hold. `anchors`: the
         mentions and row keys, sorted; `rows_of`: per table, the rows each entity / key
-        names (bit masks); `hit`: `sentences_hit`, when the caller has it already."""
+        names (bit masks); `hit`: `sentences_hit`, and `starts`: where each anchor starts,
+        when the caller has them already."""
         if self.trigger is None:
             return []
         spans = sentences.spans or [(0, len(prose))]
         if hit is None:
             hit = self.sentences_hit(prose, sentences)
         out: list[AggregateMismatch] = []
-        starts = [a[0] for a in anchors]
+        if starts is None:
+            starts = [a[0] for a in anchors]
         for si in hit:  # only the sentences with a cue or a comparison
             lo, hi = spans[si]
             named = list(anchors[bisect_left(starts, lo):bisect_left(starts, hi)])

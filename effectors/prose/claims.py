@@ -344,8 +344,7 @@ class ClaimChecker:
             return 0, []
         if index is None:
             index = self.index(artifact)
-        anchors = self.anchors(mentions, index, prose)
-        starts = [a[0] for a in anchors]
+        anchors, starts = self.anchors_and_starts(mentions, index, prose)
         sent_starts = sentences.starts
         sent_spans = sentences.spans or [(0, len(prose))]
         judged = 0
@@ -507,14 +506,20 @@ class ClaimChecker:
                 ) -> list[Anchor]:
         """The mentions and the row keys the prose cites, sorted (merged once per index,
         prose and mentions: the claims and the aggregate claims both read them)."""
+        return self.anchors_and_starts(mentions, index, prose)[0]
+
+    def anchors_and_starts(self, mentions: Sequence[Anchor], index: ArtifactIndex, prose: str
+                           ) -> tuple[list[Anchor], list[int]]:
+        """`anchors`, and where each starts."""
         cached = index.anchor_cache
         if cached is not None and cached[0] is prose and cached[1] is mentions:
-            return cached[2]
+            return cached[2], cached[3]
         anchors = list(mentions)
         anchors += self.key_anchors(index, prose)
         anchors.sort()
-        index.anchor_cache = (prose, mentions, anchors)
-        return anchors
+        starts = [a[0] for a in anchors]
+        index.anchor_cache = (prose, mentions, anchors, starts)
+        return anchors, starts
 
     def _subject(self, prose: str, source: _Source, cs: int, ce: int,
                  anchors: Sequence[Anchor], starts: Sequence[int],
@@ -900,6 +905,7 @@ def _bits(rows: int) -> list[int]:
 
 _KEY_END = r"[0-9]*(?!\w|-\w)"
 _WORDLIKE = re.compile(r"[\w-]+")
+_LETTER_AFTER_DIGITS = re.compile(r"[0-9]*[^\W\d]")
 
 
 class _KeyFinder:
@@ -913,7 +919,7 @@ class _KeyFinder:
     comes before it is a look-behind after it), and at a start the longest occurrence kept
     (the one the alternation, longest first, matches). Otherwise the regex."""
 
-    __slots__ = ("each", "prefixes", "regex", "wordlike")
+    __slots__ = ("apart", "each", "prefixes", "regex", "wordlike")
 
     def __init__(self, prefixes: Sequence[str]) -> None:
         self.prefixes = tuple(prefixes)
@@ -922,11 +928,21 @@ class _KeyFinder:
                                 + _KEY_END)
         self.each = tuple(re.compile(f"{re.escape(p)}(?<![\\w-]{re.escape(p)}){_KEY_END}")
                           for p in prefixes) if self.wordlike else ()
+        # no two prefixes' occurrences can start at one place: where one prefix starts
+        # another, what follows it in the longer one is digits then a letter ("R-" in
+        # "R-B"), which the shorter one's digits may not be followed by
+        self.apart = all(_LETTER_AFTER_DIGITS.match(q, len(p)) for p in prefixes
+                         for q in prefixes if q != p and q.startswith(p))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each occurrence, in text order."""
         if not self.wordlike:
             return [m.span() for m in self.regex.finditer(text)]
+        if self.apart:  # each occurrence is the only one at its start
+            found = [m.span() for regex in self.each for m in regex.finditer(text)]
+            if len(self.each) > 1:
+                found.sort()
+            return found
         ends: dict[int, int] = {}
         for regex in self.each:
             for m in regex.finditer(text):
@@ -951,7 +967,7 @@ class ArtifactIndex:
         self.checker = checker
         self.artifact = artifact
         self.key_anchor_cache: tuple[str, list[Anchor]] | None = None
-        self.anchor_cache: tuple[str, Sequence[Anchor], list[Anchor]] | None = None
+        self.anchor_cache: tuple[str, Sequence[Anchor], list[Anchor], list[int]] | None = None
         resolve = checker.resolve
         memo = checker.memo
         view: set[str | None] = set()

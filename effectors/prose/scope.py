@@ -118,18 +118,18 @@ def not_asserted(text: str, start: int, end: int, sentence: tuple[int, int]) -> 
     return _AFTER.match(after) is not None
 
 
-def _after_determiners(low: str, heads: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-    """What `_finds` finds for each of `heads`, heads of one word made of word characters,
-    "-" and "/" (`Heads._runs`; a key for each, even when none is found), from one scan for
-    the determiners: such a head, ending where no such character follows, is the whole run
-    of them after "the ", "this " or "that "."""
-    out: dict[str, list[tuple[int, int]]] = {h: [] for h in heads}
-    if not out:
-        return out
+def _after_determiners(low: str, heads: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """(start, end, value) of what `_finds` finds for each of `heads` (head -> its value),
+    heads of one word made of word characters, "-" and "/" (`Heads._runs`), in text order,
+    from one scan for the determiners: such a head, ending where no such character follows,
+    is the whole run of them after "the ", "this " or "that "."""
+    if not heads:
+        return []
+    out: list[tuple[int, int, str]] = []
     for m in _DETERMINER.finditer(low):
-        spans = out.get(m.group(1))
-        if spans is not None:
-            spans.append((m.end(), m.end(1)))
+        value = heads.get(m.group(1))
+        if value is not None:
+            out.append((m.end(), m.end(1), value))
     return out
 
 
@@ -190,18 +190,19 @@ class Heads:
         if not heads:
             return []
         low = text.lower()
+        runs = self._runs
+        one_word = {head: ind for head, ind in heads.items() if head in runs}
+        found = _after_determiners(low, one_word)
+        for head, ind in heads.items():
+            if head in one_word or (" " in head and ind in named):
+                continue
+            found += [(s, e, ind) for s, e in _finds(low, head, self._finder(head))]
         taken_starts = [t[0] for t in taken]
         out: list[tuple[int, int, str]] = []
-        after = _after_determiners(low, [h for h in heads if h in self._runs])
-        for head, ind in heads.items():
-            if " " in head and ind in named:
+        for s, e, ind in found:
+            i = bisect_right(taken_starts, s) - 1
+            if (i >= 0 and taken[i][1] > s) or (i + 1 < len(taken) and taken[i + 1][0] < e):
                 continue
-            spans = after.get(head, []) if head in after else \
-                _finds(low, head, self._finder(head))
-            for s, e in spans:
-                i = bisect_right(taken_starts, s) - 1
-                if (i >= 0 and taken[i][1] > s) or (i + 1 < len(taken) and taken[i + 1][0] < e):
-                    continue
-                out.append((s, e, ind))
+            out.append((s, e, ind))
         out.sort()
         return out

@@ -170,9 +170,18 @@ def _may_end_at_marker(text: str) -> bool:
     return last in "-*•)" or (last == "." and text[-2:-1].isdecimal())
 
 
+_ASCII_ALNUM = "".join(c for c in map(chr, range(128)) if c.isalnum())  # `[^\W_]` in ASCII
+_ASCII_OTHER = "".join(c for c in map(chr, range(128)) if not c.isalnum())
+
+
 def _last_token(text: str) -> str:
     """The last word of `text` (no trailing white space), as the last of the words found in
-    its last 200 characters; those in the last 40 suffice when the word starts inside them."""
+    its last 200 characters; those in the last 40 suffice when the word starts inside them.
+    In ASCII text: the run of letters and digits that ends the last 200 characters once what
+    follows the last such character is cut off (two `rstrip`s, no regex)."""
+    if text.isascii():
+        tail = text[-200:].rstrip(_ASCII_OTHER)
+        return tail[len(tail.rstrip(_ASCII_ALNUM)):]
     at = max(0, len(text) - 40)
     m = _LAST_TOKEN.search(text, at)
     if m is not None and (m.start() > at or at == 0):

@@ -296,3 +296,51 @@ def test_a_clause_break_is_looked_for_wherever_one_can_be() -> None:
         cuts = sorted({0, len(text), *(rng.randrange(len(text) + 1) for _ in range(3))})
         for lo, hi in itertools.pairwise(cuts):
             assert memo.cuts(0, lo, hi) == S.breaks(text, lo, hi), (text, lo, hi)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["ab", "Z9", "a", " ", ".", "\n", "_", "-", ")", "é", "…"]), max_size=120
+    ),
+    st.sampled_from([0, 30, 170, 190, 200, 210]),
+)
+def test_the_last_word_is_read_as_the_regex_reads_it(parts: list[str], pad: int) -> None:
+    """`text._last_token` (two `rstrip`s in ASCII text) gives the last of the words its
+    regex finds in the last 200 characters, also where the last word starts before them or
+    is farther from the end than 40 characters."""
+    from effectors.prose import text as T
+
+    text = ("x" * pad + "".join(parts)).rstrip()
+    if not text:
+        return
+    at = max(0, len(text) - 40)
+    m = T._LAST_TOKEN.search(text, at)
+    if m is not None and (m.start() > at or at == 0):
+        plain = m.group()
+    else:
+        tokens = T._TOKEN.findall(text, max(0, len(text) - 200))
+        plain = tokens[-1] if tokens else ""
+    assert T._last_token(text) == plain
+
+
+@pytest.mark.parametrize(
+    ("prefixes", "apart"),
+    [
+        (["R-B", "R-G", "EQ-", "R-"], True),
+        (["R-1-", "R-"], False),
+        (["R-1B", "R-"], True),
+        (["R-_", "R-"], True),
+        (["R--", "R-"], False),
+    ],
+)
+def test_key_prefixes_are_searched_apart_only_where_no_two_can_start_together(
+    prefixes: list[str], apart: bool
+) -> None:
+    """`_KeyFinder` keeps the longest occurrence at a start only where two prefixes' keys
+    can start at one place ("R-1-" and "R-" both at "R-1- "); elsewhere it merges them."""
+    finder = C._KeyFinder(prefixes)
+    assert finder.apart is apart
+    one = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes)) + r")[0-9]*(?!\w|-\w)")
+    for text in ("R-1- and R-1B7, R-B2 R-G R-12 R-_3 R-- EQ-7;", "R-1-5 R-1- x", "(R-3)"):
+        assert finder.spans(text) == [m.span() for m in one.finditer(text)], text
