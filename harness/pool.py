@@ -34,7 +34,7 @@ import os
 import re
 import signal
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -360,13 +360,16 @@ def _judge(task: CohortTask) -> CohortResult:
 class Executor(Protocol):
     """Workers that judge cohorts: spawned processes here (`ProcessExecutor`), Ray actors
     on a cluster (`harness.pool_ray.RayExecutor`). `died` are the errors a future raises
-    when its worker died; `replace()` brings up fresh workers after that."""
+    when its worker died; `replace(failed, inflight)` brings up a fresh worker for the one
+    `failed` ran on and returns the futures of `inflight` lost with it (to be sent again)."""
 
     died: tuple[type[BaseException], ...]
 
     def submit(self, task: CohortTask) -> Future[CohortResult]: ...
 
-    def replace(self) -> None: ...
+    def replace(
+        self, failed: Future[CohortResult], inflight: Collection[Future[CohortResult]]
+    ) -> list[Future[CohortResult]]: ...
 
     def shutdown(self) -> None: ...
 
@@ -394,10 +397,14 @@ class ProcessExecutor:
         """The workers' process ids (tests kill one)."""
         return list(self._pool._processes) if self._pool is not None else []
 
-    def replace(self) -> None:
+    def replace(
+        self, failed: Future[CohortResult], inflight: Collection[Future[CohortResult]]
+    ) -> list[Future[CohortResult]]:
+        """A dead process breaks the whole pool: every cohort without a result is lost."""
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        return [f for f in inflight if not has_result(f)]
 
     def shutdown(self) -> None:
         if self._pool is not None:
@@ -464,7 +471,7 @@ class PoolBatchRun(BatchRun):
                 result = fut.result()
             except self.executor.died:
                 self._inflight[fut] = task
-                self._replace_pool()
+                self._replace_pool(fut)
                 return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
             self._apply(task, result)
         except BaseException:
@@ -499,14 +506,16 @@ class PoolBatchRun(BatchRun):
     def _submit(self, task: CohortTask) -> None:
         self._inflight[self.executor.submit(task)] = task
 
-    def _replace_pool(self) -> None:
-        """A worker died: every cohort in flight that has no result is judged again by a
-        new pool (nothing of theirs reached the ledger)."""
+    def _replace_pool(self, failed: Future[CohortResult]) -> None:
+        """A worker died: it is replaced, and every cohort in flight that died with it is
+        judged again (nothing of theirs reached the ledger). A process pool loses all its
+        cohorts without a result; Ray only the dead actor's."""
         self.restarts += 1
+        lost = set(self.executor.replace(failed, list(self._inflight)))
         keep: dict[Future[CohortResult], CohortTask] = {}
         again: list[CohortTask] = []
         for fut, task in self._inflight.items():
-            if fut.done() and fut.exception() is None:
+            if fut not in lost:
                 keep[fut] = task
                 continue
             self._tries[task.index] = self._tries.get(task.index, 0) + 1
@@ -518,7 +527,6 @@ class PoolBatchRun(BatchRun):
                     "fewer workers if the machine is short of memory"
                 )
             again.append(task)
-        self.executor.replace()
         self._inflight = keep
         for task in again:
             self._submit(task)
@@ -597,6 +605,11 @@ class PoolBatchRun(BatchRun):
 
 
 _TRANSCRIPT_NAME = re.compile(r"[0-9A-Za-z_-]{1,2}/[0-9A-Za-z_-]{1,200}\.json")
+
+
+def has_result(fut: Future[CohortResult]) -> bool:
+    """The cohort has its result (a future that failed or is pending has not)."""
+    return fut.done() and not fut.cancelled() and fut.exception() is None
 
 
 def _commit_row(j: _Judged) -> tuple[str, str, str, str, int, str, str]:

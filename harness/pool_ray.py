@@ -4,8 +4,8 @@ Each actor is a worker of `harness.pool` (gates built once, warm for every cohor
 judges); cohorts are actor method calls, sent to the actor with the fewest calls
 outstanding; the driver (this process) stays the single commit point, exactly as with
 local worker processes. An actor that dies fails its calls with `RayActorError` (or its
-node with `NodeDiedError`): the actors are replaced and every cohort without a result is
-judged again (nothing of it reached the ledger).
+node with `NodeDiedError`): that actor alone is replaced and its cohorts without a result
+are judged again (nothing of them reached the ledger); the other actors keep theirs.
 
 The cluster: with no address, the batch starts a local one on loopback for itself (no
 dashboard, no usage stats, `workers` CPUs, a 200 MB object store, its files in a temporary
@@ -38,14 +38,22 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.pool import CohortResult, CohortTask, Executor, WorkerSpec, init_worker, judge
+from harness.pool import (
+    CohortResult,
+    CohortTask,
+    Executor,
+    WorkerSpec,
+    has_result,
+    init_worker,
+    judge,
+)
 from harness.workspace import Workspace
 
 __all__ = ["RayExecutor", "Shipment", "ray_executor", "shipment"]
@@ -294,6 +302,8 @@ class RayExecutor:
         self._temp: Path | None = None
         self._actors: list[Any] = []
         self._pending: dict[int, int] = {}  # actor slot -> calls not yet answered
+        self._gen: list[int] = []  # actor slot -> how many times its actor was replaced
+        self._where: dict[Future[CohortResult], tuple[int, int]] = {}  # call -> (slot, gen)
         self._lock = threading.Lock()
         self._cls: Any = None  # the actor class, once the cluster is up
 
@@ -357,11 +367,13 @@ class RayExecutor:
             )
 
     def _spawn(self) -> None:
-        self._actors = [
-            self._cls.remote(self.spec, self._shipped, self._driver_node)
-            for _ in range(self.workers)
-        ]
+        self._actors = [self._actor() for _ in range(self.workers)]
         self._pending = dict.fromkeys(range(len(self._actors)), 0)
+        self._gen = [0] * len(self._actors)
+        self._where = {}
+
+    def _actor(self) -> Any:
+        return self._cls.remote(self.spec, self._shipped, self._driver_node)
 
     def actors(self) -> list[Any]:
         """The live actors' handles (tests kill one)."""
@@ -370,33 +382,53 @@ class RayExecutor:
     def submit(self, task: CohortTask) -> Future[CohortResult]:
         if self._cls is None:
             self._start()
+        # The batch's thread alone submits and replaces; the lock guards the counts that
+        # Ray's callback thread updates too. No Ray call is made holding it: a callback
+        # waiting for it in Ray's thread would stall that call.
         with self._lock:
             slot = min(self._pending, key=lambda s: (self._pending[s], s))
             self._pending[slot] += 1
-            actors = self._actors
-        fut: Future[CohortResult] = actors[slot].judge.remote(task).future()
+            gen = self._gen[slot]
+        fut: Future[CohortResult] = self._actors[slot].judge.remote(task).future()
+        with self._lock:
+            if len(self._where) > 4 * self.workers:  # forget the calls answered
+                self._where = {f: w for f, w in self._where.items() if not has_result(f)}
+            self._where[fut] = (slot, gen)
 
-        def answered(_: Future[CohortResult]) -> None:
+        def answered(done: Future[CohortResult]) -> None:
             with self._lock:
-                if self._actors is actors:  # not a call of actors since replaced
+                if self._gen and self._gen[slot] == gen:  # not a call of a replaced actor
                     self._pending[slot] -= 1
 
         fut.add_done_callback(answered)
         return fut
 
-    def replace(self) -> None:
-        """An actor died: all of them are replaced (each cohort in flight is sent again,
-        so a live actor would judge its cohort twice)."""
-        if self._cls is None:
-            return
+    def replace(
+        self, failed: Future[CohortResult], inflight: Collection[Future[CohortResult]]
+    ) -> list[Future[CohortResult]]:
+        """The actor `failed` ran on died: that actor alone is replaced (the others keep
+        their warm gates and their cohorts) and its calls in flight are lost."""
         with self._lock:
-            self._kill()
-            self._spawn()
+            where = self._where.get(failed)
+            if self._cls is None or where is None:
+                return [failed]
+            slot, gen = where
+            fresh = self._gen[slot] == gen  # not replaced yet (another call of it may have)
+            if fresh:
+                self._gen[slot] += 1
+                self._pending[slot] = 0
+            lost = [f for f in inflight if self._where.get(f) == where]
+            keep = set(inflight) - set(lost) - {failed}
+            self._where = {f: w for f, w in self._where.items() if f in keep}
+        if fresh:
+            with contextlib.suppress(self.ray.exceptions.RayError):
+                self.ray.kill(self._actors[slot], no_restart=True)
+            self._actors[slot] = self._actor()
+        return lost if failed in lost else [failed, *lost]
 
     def shutdown(self) -> None:
-        with self._lock:
-            self._close()
-            self._kill()
+        self._close()
+        self._kill()
         self._cls = None
         if self._started:
             with _keep_signal_handlers():
@@ -413,10 +445,11 @@ class RayExecutor:
             self.ray.wait(refs, num_returns=len(refs), timeout=10)
 
     def _kill(self) -> None:
-        for actor in self._actors:
+        with self._lock:
+            actors, self._actors, self._gen, self._where = self._actors, [], [], {}
+        for actor in actors:
             with contextlib.suppress(self.ray.exceptions.RayError):
                 self.ray.kill(actor, no_restart=True)
-        self._actors = []
 
     def _remove_temp(self) -> None:
         if self._temp is not None:

@@ -158,7 +158,7 @@ def two_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 @needs_ray
 @pytest.mark.java
 @pytest.mark.slow
-def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
+def test_a_killed_actor_on_another_node_is_replaced_alone_and_loses_nothing(
     one_process_48: tuple[Path, Path],
     two_nodes: str,
     tmp_path: Path,
@@ -177,6 +177,7 @@ def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
             ray_address=two_nodes,
         )
         killed: list[Any] = []
+        spared: Any = None
         replacements: list[Any] = []
         for cycle in batch:
             executor: Any = batch.executor  # type: ignore[attr-defined]
@@ -188,6 +189,7 @@ def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
                     assert Path(pack_root) != PACK and Path(pack_root, "pack.toml").is_file()
                 ray.kill(actors[0], no_restart=True)
                 killed.append(wheres[0])
+                spared = wheres[1]
             elif killed and not replacements and batch.restarts:  # type: ignore[attr-defined]
                 replacements = ray.get([a.where.remote() for a in executor.actors()])
         assert killed and batch.restarts >= 1  # type: ignore[attr-defined]
@@ -196,6 +198,9 @@ def test_a_killed_actor_on_another_node_is_replaced_and_loses_nothing(
     verify(root, capsys)
     # the live actors removed their unpacked folders when the batch shut them down
     assert replacements and not any(Path(w[1]).parent.exists() for w in replacements)
+    # only the killed actor was replaced: the other kept its process and warm gates
+    pids = {w[0] for w in replacements}
+    assert spared[0] in pids and killed[0][0] not in pids and len(pids) == 2
 
 
 @needs_ray
