@@ -64,6 +64,7 @@ _ORD_BEFORE = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)[ \u00a0]+$")
 _NUM_AFTER = re.compile(rf"\s+{_NUMBER}(?![\w\-−]|\.\d)")
 _BREAK = re.compile(r"[.;:!?\n]")
 _SEPARATORS = frozenset(" \u00a0-\n")
+_ONE_SEPARATOR = " \u00a0-"  # what `_NUM_BEFORE` admits between a number and its unit
 _NUMBER_CHARS = frozenset(",.-− \u00a0")  # with the digits: what `_NUM_BEFORE` matches
 _MAX_GAP_WORDS = 3  # words allowed between a relation's phrase and its object ("the", "room")
 _MAX_KEYS = 10_000
@@ -778,11 +779,30 @@ def _through(quantities: Sequence[ProseQuantity], relations: Sequence[ProseRelat
     return out
 
 
+def _plain_number_before(text: str, lo: int, hi: int) -> tuple[int, str] | None:
+    """The usual number before a unit, as `_NUM_BEFORE` finds it in [lo, hi): ASCII digits,
+    one "." inside at most, after a space or "(" and right before `hi` or one separator
+    before it ("rated at 48.5 kW", "(48 kW)"); the regex's match cannot start before that
+    character and starts right after it. None: some other text (ask the regex)."""
+    end = hi - 1 if hi > lo and text[hi - 1] in _ONE_SEPARATOR else hi
+    start = max(text.rfind(" ", lo, end), text.rfind("(", lo, end)) + 1
+    if start > lo:
+        number = text[start:end]
+        if number.isascii():
+            whole, dot, fraction = number.partition(".")
+            if whole.isdecimal() and (not dot or fraction.isdecimal()):
+                return start, number
+    return None
+
+
 def _number_before(regex: re.Pattern[str], text: str, lo: int, hi: int
                    ) -> tuple[int, str] | None:
     """(start, digits) of the number `regex` finds ending at `hi` (searched in [lo, hi)),
     read from digits or, failing that, from number words ("sixty", "sixth")."""
     if regex is _NUM_BEFORE:
+        plain = _plain_number_before(text, lo, hi)
+        if plain is not None:
+            return plain
         # the number ends with a digit, at most two separators before `hi` ("48 kW",
         # "48 \nkW"); a letter there may end number words ("sixty kW"); anything else: none
         end = hi

@@ -344,3 +344,27 @@ def test_key_prefixes_are_searched_apart_only_where_no_two_can_start_together(
     one = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, prefixes)) + r")[0-9]*(?!\w|-\w)")
     for text in ("R-1- and R-1B7, R-B2 R-G R-12 R-_3 R-- EQ-7;", "R-1-5 R-1- x", "(R-3)"):
         assert finder.spans(text) == [m.span() for m in one.finditer(text)], text
+
+
+_NUMBER_PARTS = ["48", "1,200", "0.5", "5.", ".5", "-3", "−2", "R-12", "x.", "1.2.3", "٣", "²"]
+_NUMBER_PARTS += [" ", "  ", "\n", "\u00a0", "-", "(", "a", "draws", "sixty"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(_NUMBER_PARTS),
+        max_size=8,
+    ),
+    st.sampled_from([0, 1, 3, 60]),
+)
+def test_a_plain_number_before_a_unit_is_what_the_regex_finds(parts: list[str], back: int) -> None:
+    """`_plain_number_before` answers only where `_NUM_BEFORE` matches, and as it does."""
+    text = "".join(parts)
+    for hi in range(len(text) + 1):
+        lo = max(0, hi - back)
+        plain = C._plain_number_before(text, lo, hi)
+        if plain is not None:
+            m = C._NUM_BEFORE.search(text, lo, hi)
+            assert m is not None and plain == (m.start(1), m.group(1)), (text, lo, hi)
+            assert C._number_before(C._NUM_BEFORE, text, lo, hi) == plain
