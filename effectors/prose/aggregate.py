@@ -57,6 +57,9 @@ class AggregateMismatch:
     rows: tuple[str, ...]  # the rows' evidence lines
 
 
+_WORD_THEN_SPACE = re.compile(r"\w+ ?")
+
+
 def _occurrences(text: str, word: str) -> list[int]:
     """Where `word` starts in `text`, overlapping occurrences too."""
     out = []
@@ -186,10 +189,15 @@ class AggregateChecker:
             {w + " " if all(len(p.split()) > 1 for p in phrases if p.split()[0] == w) else w
              for w in self._firsts}
         )
-        # every occurrence of those words (overlapping too) in one scan, when available
+        # every occurrence of those words (overlapping too) in one scan, when available;
+        # when each is made of word characters (and the space after it), the leftmost-longest
+        # ones suffice: one that starts inside another starts after a word character, where
+        # `\b` lets no phrase start, and one that starts where another does adds no start
+        self._overlapping = not all(_WORD_THEN_SPACE.fullmatch(w) for w in self._spaced)
+        kind = None if self._overlapping else _ahocorasick and _ahocorasick.MatchKind.LeftmostLongest
         self._scans: dict[bool, Any] = (
             {
-                spaced: _ahocorasick.AhoCorasick(words)
+                spaced: _ahocorasick.AhoCorasick(words, **({"matchkind": kind} if kind else {}))
                 for spaced, words in ((True, self._spaced), (False, self._firsts))
             }
             if _ahocorasick is not None and self._firsts
@@ -216,7 +224,8 @@ class AggregateChecker:
         words = self._spaced if spaced else self._firsts
         scan = self._scans.get(spaced)
         found = (
-            [(words[k], at) for k, at, _ in scan.find_matches_as_indexes(low, overlapping=True)]
+            [(words[k], at) for k, at, _ in
+             scan.find_matches_as_indexes(low, overlapping=self._overlapping)]
             if scan is not None
             else [(word, at) for word in words for at in _occurrences(low, word)]
         )

@@ -5,6 +5,7 @@ these hold the parts that can drift."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import re
@@ -368,3 +369,30 @@ def test_a_plain_number_before_a_unit_is_what_the_regex_finds(parts: list[str], 
             m = C._NUM_BEFORE.search(text, lo, hi)
             assert m is not None and plain == (m.start(1), m.group(1)), (text, lo, hi)
             assert C._number_before(C._NUM_BEFORE, text, lo, hi) == plain
+
+
+@functools.cache
+def _facility_aggregates() -> A.AggregateChecker:
+    return A.AggregateChecker(load_pack(FACILITY))
+
+
+_OVERLAPPING = ["in", "xin", "in_", "intotal", "total", "altogether", "together", "combinedin"]
+_OVERLAPPING += ["register", "intervals", "more", "moreover", "less", "lower", "than", "all"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_OVERLAPPING), st.sampled_from([" ", "  ", "\n", "-", "", "_"])),
+        max_size=12,
+    )
+)
+def test_aggregate_phrases_start_where_the_regex_finds_them(parts: list[tuple[str, str]]) -> None:
+    """`AggregateChecker._starts` (the phrases' first words by a leftmost-longest scan, not
+    every overlapping occurrence, when they are made of word characters) finds the starts
+    the phrase regex finds, also where first words hide inside each other."""
+    checker = _facility_aggregates()
+    assert not checker._overlapping
+    low = "".join(w + s for w, s in parts)
+    assert checker._lower is not None
+    assert checker._starts(checker._lower, low) == [m.start() for m in checker._lower.finditer(low)]
