@@ -26,11 +26,9 @@ N workers a batch budget may be overshot by what N - 1 cohorts spend at once.
 
 from __future__ import annotations
 
-import ctypes
 import io
 import logging
 import multiprocessing
-import os
 import re
 import signal
 import zlib
@@ -47,6 +45,7 @@ from harness.driver import BatchRun, Cycle, RunSummary
 from harness.engines import EngineOptions, build_engines, utc_now
 from harness.errors import InfrastructureError, PackError
 from harness.ledger import CommitRow, HeldRow, Ledger
+from harness.lifeline import die_with_parent
 from harness.loop import start_cohort, step_cohort
 from harness.models import Artifact
 from harness.pack import load_pack
@@ -247,27 +246,9 @@ class _Worker:
 _STATE: dict[str, _Worker] = {}  # this worker process's engines, under "worker"
 
 
-def _die_with_parent() -> None:
-    """A worker outlives nothing: when the batch's process dies (a kill, a crash), the
-    kernel kills its workers too (Linux `PR_SET_PDEATHSIG`), instead of leaving each with a
-    JVM holding memory. A parent already gone by then ends the worker at once."""
-    known = multiprocessing.parent_process()
-    parent = known.pid if known is not None and known.pid is not None else os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the pool's own shutdown has to do
-        return
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
 def init_worker(spec: WorkerSpec) -> None:
     """Build this worker's engines once (gates warm for every cohort it judges)."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     from ontology import load_pools  # owlready2 is heavy: imported where it is used
 

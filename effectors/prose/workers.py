@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Protocol
 
+from harness.lifeline import die_with_parent
 from harness.models import Artifact, Verdict
 from harness.pack import Pack
 from harness.pools import Pools
@@ -43,7 +44,8 @@ _worker: dict[str, Judge] = {}  # a worker process's own gate, under "gate"
 
 def _start(build: JudgeFactory, pack: Pack, pools: Pools) -> None:
     """Worker initializer: build this process's gate (entailment off: workers only ever
-    run the deterministic checks)."""
+    run the deterministic checks). It dies with the process that started it."""
+    die_with_parent()
     prose = pack.config.prose.model_copy(update={"entailment": "off"})
     pack = Pack(root=pack.root, config=pack.config.model_copy(update={"prose": prose}))
     _worker["gate"] = build(pack, pools)

@@ -23,7 +23,7 @@ from harness.pack import Pack, load_pack
 from harness.pool import PoolBatchRun, ProcessExecutor
 from harness.store import recover
 from harness.workspace import SyncGroup, Workspace
-from tests.harness.pooled import PACK, demo_corpus, published, verify
+from tests.harness.pooled import PACK, alive, children, cmdline, demo_corpus, published, verify
 from tests.proposers.conftest import offline_model, write_config
 from tests.proposers.server import Responder, ScriptedServer
 
@@ -127,25 +127,6 @@ def test_apply_cohort_is_one_transaction(tmp_path: Path) -> None:
         ledger.close()
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.java
 @pytest.mark.slow
 def test_the_workers_die_with_a_killed_batch(
@@ -165,24 +146,17 @@ def test_the_workers_die_with_a_killed_batch(
         workers: list[int] = []
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
-            workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
+            workers = [p for p in children(proc.pid) if "spawn_main" in cmdline(p)]
         assert len(workers) == 2, "the workers did not start"
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(_alive(w) for w in workers)
+        assert not any(alive(w) for w in workers)
     finally:
         if proc.poll() is None:
             proc.kill()
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 @pytest.mark.java
