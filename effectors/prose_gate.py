@@ -205,10 +205,14 @@ class ProseGate:
             mentions, hits = [(m[1], m[2], m[0], False) for m in self.matcher.find(prose)], []
         sentences = Sentences(prose)
         # "the chiller": an entity of the tables by its head word
-        heads = self.heads.find(prose, index.view, mentions, {m[2] for m in mentions})
+        mentioned = {m[2] for m in mentions}
+        heads = self.heads.find(prose, index.view, mentions, mentioned)
         if heads:
             mentions = sorted([*mentions, *((s, e, ind, False) for s, e, ind in heads)])
-        critiques, metrics = self._entities(prose, mentions, sentences, index, spec, what)
+            mentioned |= {ind for _, _, ind in heads}
+        critiques, metrics = self._entities(
+            prose, mentions, sentences, index, spec, what, mentioned
+        )
         if not spec.entities:
             critiques = []
         judged, mismatches, skipped = 0, list[Mismatch](), tuple[str, ...]()
@@ -251,10 +255,11 @@ class ProseGate:
         index: ArtifactIndex,
         spec: FieldSpec,
         what: str,
+        mentioned: set[str],
     ) -> tuple[list[Critique], dict[str, float]]:
+        """`mentioned`: the individuals of `mentions`."""
         view = index.view
         keys = index.key_entities(self.pack.config.prose.entity_columns)
-        mentioned = {m[2] for m in mentions}
         first: dict[str, Mention] = {}
         if not mentioned <= view:
             for s, e, individual, _ in mentions:

@@ -356,6 +356,8 @@ class ClaimChecker:
         pending: dict[int, list[tuple[_Source, int, int, Reading, Anchor | None]]] = {}
         memo = _Memo(prose, index)
         names, cuts_of = memo.names, memo.breaks
+        break_starts, break_ends = memo.break_starts, memo.break_ends
+        n_breaks = len(break_starts) if break_starts is not None else 0
         numbers, resolved, cells = index.number_columns, index.resolved_columns, \
             index.cell_columns
         members, parsed, first_unit = self._members, self._parsed, self.first_unit
@@ -413,7 +415,13 @@ class ClaimChecker:
                 last_si = si
                 lo, hi = sent_spans[si]
                 known = cuts_of.get(si)
-                cuts = known if known is not None else memo.cuts(si, lo, hi)
+                if known is not None:
+                    cuts = known
+                elif break_starts is not None and (
+                        (b := bisect_left(break_starts, lo)) == n_breaks or break_ends[b] > hi):
+                    cuts = _NO_CUTS  # `_Memo.cuts`: no break's word in the sentence
+                else:
+                    cuts = memo.cuts(si, lo, hi)
             named = names.get(source[3]) or self._named(source, memo)
             if not cuts:
                 mid = bisect_left(starts, cs)
