@@ -348,7 +348,8 @@ def draft_prose(
     for table in order:
         for row in artifact.tables.get(table, []) if table in pack.tables else []:
             s = _row_sentence(pack, pools, table, row)
-            if s and ok(s) and count + len(s.split()) + closing <= high:
+            # the word budget first: `ok` reads the sentence (a scan, the truncation rules)
+            if s and count + len(s.split()) + closing <= high and ok(s):
                 sentences.append(s)
                 count += len(s.split())
     for s in _FILLER:
