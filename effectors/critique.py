@@ -87,7 +87,14 @@ def build_report(
     }
     if unjudged and mine:
         blind = frozenset.intersection(*(unjudged.get(v.gate, frozenset()) for v in mine))
-        unlocked |= {r for r in candidate.cells() if (r.table, r.column) in blind}
+        if blind:  # a CellRef only for the cells no gate judged
+            unlocked |= {
+                CellRef(table=t, row=i, column=c)
+                for t, rows in candidate.tables.items()
+                for i, row in enumerate(rows)
+                for c in row
+                if (t, c) in blind
+            }
     return CritiqueReport(
         gate=gate,
         attempt=attempt,

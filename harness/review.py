@@ -203,8 +203,8 @@ def _input_of(ws: Workspace, run: RunRow) -> Artifact | None:
 
 def diff(before: Artifact, after: Artifact) -> dict[str, Any]:
     """Cell by cell (changed, added, removed) and the prose, before → after."""
-    old = {str(r): before.value(r) for r in before.cells()}
-    new = {str(r): after.value(r) for r in after.cells()}
+    old = before.cell_values()
+    new = after.cell_values()
     return {
         "changed": [
             {"cell": k, "before": old[k], "after": new[k]}

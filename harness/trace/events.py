@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
-from harness.models import Artifact, CanonicalCell, Cell, Critique, Outcome
+from harness.models import Artifact, CanonicalCell, Critique, Outcome
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -75,28 +75,17 @@ class CellChange(TypedDict):
     value: Any
 
 
-def _flat(artifact: Artifact) -> dict[str, Cell]:
-    """str(CellRef) -> value for every cell, in `Artifact.cells()` order, without a CellRef
-    per cell (the key is the same text `CellRef.__str__` gives)."""
-    return {
-        f"{table}[{i}].{column}": value
-        for table, rows in artifact.tables.items()
-        for i, row in enumerate(rows)
-        for column, value in row.items()
-    }
-
-
 def cell_changes(
     previous: Artifact | None, new: Artifact
 ) -> tuple[tuple[CellChange, ...], tuple[str, ...]]:
     """The cells of `new` that differ (`!=`) from `previous` or are new to it, in
     `new.cells()` order (every cell when there is no previous), and the cells `previous`
     had that `new` lacks: a ProposalEvent's `changes` and `removed`."""
-    cells = _flat(new)
+    cells = new.cell_values()
     if previous is None:
         every: list[CellChange] = [{"cell": k, "value": v} for k, v in cells.items()]
         return tuple(every), ()
-    old = _flat(previous)
+    old = previous.cell_values()
     missing = object()
     changed: list[CellChange] = [
         {"cell": k, "value": v}
