@@ -28,7 +28,7 @@ from typing import Any
 
 from effectors.prose.matcher import Anchor
 from effectors.prose.quantity import Reading, numeric_view, qualifier
-from effectors.prose.text import Sentences
+from effectors.prose.text import Sentences, lower
 from harness.models import Artifact, Cell
 from harness.pack import Pack, ProseAggregate
 
@@ -208,7 +208,7 @@ class AggregateChecker:
         """The sentences (indexes) with a cue or a comparison phrase, in order."""
         if self.trigger is None:
             return []
-        low = prose.lower()
+        low = lower(prose)
         if self._lower is not None and len(low) == len(prose):  # offsets still agree
             found = self._starts(self._lower, low)
         else:

@@ -44,7 +44,7 @@ from effectors.prose.subject import (
     pair_respectively,
     subject,
 )
-from effectors.prose.text import Sentences
+from effectors.prose.text import Sentences, lower
 from effectors.prose.units import check_words, is_symbol_unit, symbol_unit, symbol_units_regex
 from effectors.prose.view import class_names
 from effectors.ri_gate.ddl import _INTEGER_TYPES as INTEGER_TYPES
@@ -855,7 +855,7 @@ class _Memo:
         self.break_starts: list[int] | None = None
         self.break_ends: list[int] = []
         if prose.isascii():
-            self.break_starts, self.break_ends = _break_words(prose.lower())
+            self.break_starts, self.break_ends = _break_words(lower(prose))
         # (table, column) of a claim -> the rows each entity and key names for it
         self.names: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
         # (anchor, region start, names) -> `subject.named_before`

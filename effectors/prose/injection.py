@@ -42,6 +42,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from effectors.prose.text import lower
 from harness.models import Critique, Location
 from harness.saferegex import compile_safe
 
@@ -223,7 +224,7 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
     """NFKC, lower case, zero-width characters removed; and for each folded character the
     index of the original character it came from (None: the same index, ASCII text)."""
     if text.isascii():
-        return text.lower(), None
+        return lower(text), None
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):

@@ -24,6 +24,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 
+from effectors.prose.text import lower
 from harness.pools import normalize_label
 
 __all__ = ["Heads", "not_asserted"]
@@ -189,7 +190,7 @@ class Heads:
             del heads[head]
         if not heads:
             return []
-        low = text.lower()
+        low = lower(text)
         runs = self._runs
         one_word = {head: ind for head, ind in heads.items() if head in runs}
         found = _after_determiners(low, one_word)

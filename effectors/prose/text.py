@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["CONNECTORS", "Sentences", "truncation_rules"]
+__all__ = ["CONNECTORS", "Sentences", "lower", "truncation_rules"]
 
 # a sentence ends after [.!?] (and closing quotes or brackets) and white space, or at a blank
 # line; the pattern leads with a character set so that `re` skips to those characters (group 1
@@ -49,6 +49,22 @@ _DANGLING = re.compile(
 )
 _LAST_TOKEN = re.compile(r"[^\W_]+(?=[\W_]*$)")
 _TAIL_LINES = 200  # lists and tables are judged on the last lines only (bounded work)
+
+
+_LAST_LOWERED: tuple[str, str] = ("", "")
+
+
+def lower(text: str) -> str:
+    """`text.lower()`, kept for the last text asked: the gate's checks (short forms, clause
+    breaks, aggregate cues, injection) each read one prose lower-cased in turn. The pair is
+    replaced as one object, so a reader never sees one text with another's lower case."""
+    global _LAST_LOWERED  # noqa: PLW0603 - a one-entry memo
+    last = _LAST_LOWERED
+    if last[0] is text:
+        return last[1]
+    low = text.lower()
+    _LAST_LOWERED = (text, low)
+    return low
 
 
 class Sentences:

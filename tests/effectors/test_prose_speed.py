@@ -396,3 +396,15 @@ def test_aggregate_phrases_start_where_the_regex_finds_them(parts: list[tuple[st
     low = "".join(w + s for w, s in parts)
     assert checker._lower is not None
     assert checker._starts(checker._lower, low) == [m.start() for m in checker._lower.finditer(low)]
+
+
+def test_the_lower_case_memo_answers_for_the_text_asked() -> None:
+    """`text.lower` keeps the last text's lower case: asked again for it, or for an equal
+    text, or another, it answers `str.lower` of what it is asked."""
+    from effectors.prose.text import lower
+
+    a, b = "EQ-001 Draws 48 kW.", "The CHILLER"
+    assert lower(a) == a.lower() and lower(a) is lower(a)
+    assert lower(b) == b.lower() and lower(a) == a.lower()
+    same = "".join(["EQ-001 Draws", " 48 kW."])  # equal to `a`, another object
+    assert lower(same) == a.lower() and lower("") == ""
