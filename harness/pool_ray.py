@@ -417,7 +417,7 @@ class RayExecutor:
             if fresh:
                 self._gen[slot] += 1
                 self._pending[slot] = 0
-            lost = [f for f in inflight if self._where.get(f) == where]
+            lost = [f for f in inflight if self._where.get(f) == where and not has_result(f)]
             keep = set(inflight) - set(lost) - {failed}
             self._where = {f: w for f, w in self._where.items() if f in keep}
         if fresh:
