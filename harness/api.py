@@ -4,6 +4,7 @@ to an optional callback and results come back as data."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import json
 import os
@@ -131,6 +132,7 @@ class Session:
     engines: Engines
     replay: bool = False  # model answers from the transcripts only
     options: EngineOptions = field(default_factory=EngineOptions)
+    batches: list[BatchRun] = field(default_factory=list)  # closed with the session
 
     def __enter__(self) -> Session:
         return self
@@ -152,10 +154,12 @@ class Session:
         workers: int = 0,
         executor: str = "process",
         ray_address: str | None = None,
+        prestarted: Any = None,
     ) -> BatchRun:
         """The batch driver over this session's engines (skips settled inputs); with
-        `workers`, cohorts are judged by that many worker processes (`harness.pool`), or
-        Ray actors with `executor="ray"` (`harness.pool_ray`)."""
+        `workers`, cohorts are judged by that many worker processes (`harness.pool`;
+        `prestarted`: a `harness.pool.Prestarted` of as many, spawned earlier), or Ray
+        actors with `executor="ray"` (`harness.pool_ray`)."""
         size = cohort_size or self.config.cohort_size
         pack, version = self.pack.name, self.pack.config.pack.version
         if executor == "ray" and not workers:
@@ -168,7 +172,9 @@ class Session:
                 WorkerSpec,
             )
 
-            factory: Callable[[int, WorkerSpec], Executor] = ProcessExecutor
+            factory: Callable[[int, WorkerSpec], Executor] = functools.partial(
+                ProcessExecutor, prestarted=prestarted
+            )
             if executor == "ray":
                 from harness.pool_ray import ray_executor  # the optional extra membrane[ray]
 
@@ -185,7 +191,7 @@ class Session:
                 pack_version=version,
             )
             chapters = getattr(self.engines.committer, "chapters", None)
-            return PoolBatchRun(
+            pooled = PoolBatchRun(
                 self.ws,
                 self.engines,
                 artifacts,
@@ -198,6 +204,8 @@ class Session:
                 pack=pack,
                 pack_version=version,
             )
+            self.batches.append(pooled)  # its workers are waited for on close
+            return pooled
         return BatchRun(
             self.ws,
             self.engines,
@@ -218,8 +226,10 @@ class Session:
 
     def close(self) -> None:
         """Release the ledger, the gates' and the proposer's resources (PROSE_GATE's worker
-        processes, hermes' worker process)."""
+        processes, hermes' worker process) and wait for `--workers`' processes to exit."""
         try:
+            for batch in self.batches:
+                batch.close()
             for engine in (*self.engines.gates.values(), self.engines.proposer):
                 closer = getattr(engine, "close", None)
                 if callable(closer):
@@ -382,6 +392,44 @@ def run_batch(
 
         ray_executor(ray_address)
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
+    prestarted = None
+    if workers and executor == "process":
+        from harness.pool import Prestarted
+
+        # the workers import what they judge with while this process opens the session
+        # and reads the corpus; released (stopped) whatever happens below
+        prestarted = Prestarted(workers)
+    try:
+        return _run_batch(
+            root, corpus, pack, proposer=proposer, max_attempts=max_attempts,
+            cohort_size=cohort_size, workers=workers, executor=executor,
+            ray_address=ray_address, strict_input=strict_input, report=report,
+            replay=replay, progress=progress, clock=clock, prestarted=prestarted,
+        )
+    finally:
+        if prestarted is not None:
+            prestarted.release()
+
+
+def _run_batch(
+    root: Path,
+    corpus: Path,
+    pack: Pack,
+    *,
+    proposer: str | None,
+    max_attempts: int | None,
+    cohort_size: int | None,
+    workers: int,
+    executor: str,
+    ray_address: str | None,
+    strict_input: bool,
+    report: bool,
+    replay: bool,
+    progress: Progress | None,
+    clock: Callable[[], str],
+    prestarted: Any,
+) -> BatchResult:
+    ws = Workspace(root)
     with ws.lock():
         session = open_session(
             root,
@@ -403,6 +451,7 @@ def run_batch(
                 workers=workers,
                 executor=executor,
                 ray_address=ray_address,
+                prestarted=prestarted,
             )
             if strict_input and read.errors:
                 raise read.errors[0]  # an id that differs in case from the workspace's
@@ -411,15 +460,13 @@ def run_batch(
             for cycle in batch:
                 if progress:
                     progress(cycle.done, cycle.total)
-            result = batch.result
+            result = batch.result  # `--workers`' processes exit meanwhile (session.close)
             result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
             _teach(session, result, clock)
             result.errors = read.errors
             result.recovered = {k: v for k, v in vars(rec).items() if v}
             if report:
-                result.report = recorded_or_reaudit(
-                    session.ws, session.pack, session.gates
-                )
+                result.report = recorded_or_reaudit(session.ws, session.pack, session.gates)
                 result.report.learning = learn_report_data(root, update=False)
             return result
 

@@ -161,7 +161,12 @@ class BatchRun:
     def run(self) -> BatchResult:
         for _ in self:
             pass
+        self.close()
         return self.result
+
+    def close(self) -> None:
+        """Release what the batch holds beyond its end (`--workers`' processes, which exit
+        while the batch's caller runs the learning pass and the report)."""
 
     # -- cohorts -------------------------------------------------------------------
 

@@ -426,7 +426,9 @@ class RayExecutor:
             self._actors[slot] = self._actor()
         return lost if failed in lost else [failed, *lost]
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop the actors and the cluster this driver started (always whole: `wait` is
+        the process pool's; a second call finds nothing left to stop)."""
         self._close()
         self._kill()
         self._cls = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,10 +18,11 @@ import pytest
 from harness import api
 from harness.cli import main
 from harness.corpus import CorpusStream
-from harness.errors import InfrastructureError
+from harness.engines import DeferredProposer
+from harness.errors import ConfigError, InfrastructureError
 from harness.ledger import Ledger
 from harness.pack import Pack, load_pack
-from harness.pool import PoolBatchRun, ProcessExecutor
+from harness.pool import PoolBatchRun, Prestarted, ProcessExecutor
 from harness.store import recover
 from harness.workspace import SyncGroup, Workspace
 from tests.harness.pooled import PACK, alive, children, cmdline, demo_corpus, published, verify
@@ -49,9 +51,61 @@ def test_two_workers_commit_what_one_process_commits_byte_for_byte(
         ref.close()
         got.close()
     assert result.report is not None and result.report.source == "recorded"
-    # a rerun with workers skips everything it settled
+    assert not _workers_left()  # the batch waited for them to exit
+    # a rerun with workers skips everything it settled; the workers started for it while
+    # the corpus was read are stopped, not left behind
     again = api.run_batch(tmp_path / "ws", corpus, PACK, cohort_size=8, workers=2)
     assert not again.runs and len(again.skipped) == 48
+    assert not _workers_left()
+
+
+def _workers_left() -> list[int]:
+    return [p for p in children(os.getpid()) if "spawn_main" in cmdline(p) and alive(p)]
+
+
+def test_prestarted_workers_no_batch_took_are_stopped_at_once() -> None:
+    """`--workers` spawns its processes before the session is open (they import while
+    the parent reads the corpus); with nothing to judge they are stopped, not awaited."""
+    pre = Prestarted(2)
+    pids = list(pre.pool._processes)  # a spawn-context pool started one per call sent
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    started = time.monotonic()
+    pre.release()
+    assert time.monotonic() - started < 10
+    assert not any(alive(p) for p in pids)
+
+
+def test_a_deferred_proposer_is_built_on_first_use_and_once() -> None:
+    events: list[str] = []
+
+    class Built:
+        name = "built"
+
+        def propose(self, request: object) -> object:
+            return request
+
+        def close(self) -> None:
+            events.append("closed")
+
+    def build() -> Built:
+        events.append("built")
+        return Built()
+
+    deferred = DeferredProposer(build)  # type: ignore[arg-type]
+    deferred.close()  # never built: nothing to build or close
+    assert events == []
+    assert deferred.name == "built" and deferred.propose("r") == "r"  # type: ignore[arg-type]
+    deferred.close()
+    assert events == ["built", "closed"]
+
+
+@pytest.mark.java
+def test_the_parent_of_workers_builds_no_proposer_but_names_a_bad_one(tmp_path: Path) -> None:
+    with api.open_session(tmp_path / "ws", PACK, judge=False) as session:
+        proposer = session.engines.proposer
+        assert isinstance(proposer, DeferredProposer) and proposer._built is None
+    with pytest.raises(ConfigError, match="unknown proposer 'nope'"):
+        api.open_session(tmp_path / "ws", PACK, proposer="nope", judge=False)
 
 
 @pytest.mark.java
