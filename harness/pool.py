@@ -294,12 +294,14 @@ _PREWARM = (
 
 def prewarm() -> None:
     """A process pool worker's initializer: it dies with the parent, leaves Ctrl-C to it,
-    and imports what it judges with. The engines are built by its first cohort
-    (`judge_as`), which carries the spec the parent had by then."""
+    imports what it judges with and starts the JVM. The engines are built by its first
+    cohort (`judge_as`), which carries the spec the parent had by then."""
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     for name in _PREWARM:
         importlib.import_module(name)
+    # the value gate's JVM, as its reasoner starts it (not with MEMBRANE_REASONER=subprocess)
+    importlib.import_module("ontology.warm").warm_available()
 
 
 def _ready() -> None:
