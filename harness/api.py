@@ -8,6 +8,7 @@ import functools
 import getpass
 import json
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from harness.engines import (
     proposer_id_for,
     utc_now,
 )
-from harness.errors import ConfigError, CorpusError
+from harness.errors import ConfigError, CorpusError, StorageError
 from harness.learning import report as learn_report
 from harness.learning.lesson_store import LessonStore
 from harness.learning.outcomes import RelaxRecord
@@ -393,7 +394,7 @@ def run_batch(
         ray_executor(ray_address)
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
     prestarted = None
-    if workers and executor == "process":
+    if workers and executor == "process" and _may_have_work(ws, corpus):
         from harness.pool import Prestarted
 
         # the workers import what they judge with while this process opens the session
@@ -409,6 +410,24 @@ def run_batch(
     finally:
         if prestarted is not None:
             prestarted.release()
+
+
+def _may_have_work(ws: Workspace, corpus: Path) -> bool:
+    """Whether prestarted workers may be needed: not when the ledger settled at least as
+    many inputs as the corpus has lines (a rerun, whose workers would only be stopped
+    again). A guess: a wrong one costs time (workers started on demand), never a result."""
+    if not ws.ledger_path.is_file():
+        return True
+    try:
+        with open(corpus, "rb") as fh:
+            lines = sum(1 for line in fh if line.strip())
+        ledger = Ledger.reader(ws.ledger_path)
+        try:
+            return ledger.settled_count() < lines
+        finally:
+            ledger.close()
+    except (OSError, sqlite3.Error, StorageError):  # the session says what is wrong
+        return True
 
 
 def _run_batch(

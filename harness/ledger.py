@@ -437,6 +437,14 @@ class Ledger:
         )
         return {(a, h): st for a, h, st in rows}
 
+    def settled_count(self) -> int:
+        """How many (artifact, input) pairs a run settled: a rerun skips at most this many."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT artifact_id, input_hash FROM runs"
+            " WHERE status IN ('COMMITTED', 'EXHAUSTED', 'HELD', 'REJECTED'))"
+        ).fetchone()
+        return int(row[0])
+
     # -- commits ------------------------------------------------------------------------
     def commit(
         self,

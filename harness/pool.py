@@ -423,7 +423,8 @@ class Prestarted:
 
     def release(self) -> None:
         if not self.taken:  # still importing, perhaps: nothing of theirs is needed
-            for proc in list(self.pool._processes.values()):
+            self.taken = True  # and no executor may take them now
+            for proc in list((self.pool._processes or {}).values()):
                 proc.terminate()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
@@ -467,6 +468,8 @@ class ProcessExecutor:
     def shutdown(self, wait: bool = True) -> None:
         """Stop the workers; without `wait` they exit while this process goes on (the
         learning pass, the report), and `shutdown()` later waits for them."""
+        if self._prestarted is not None and not self._prestarted.taken:
+            self._prestarted.release()  # nothing was sent: stopped at once, not awaited
         pool, self._pool = self._pool, None
         if pool is not None:
             self._exiting += list(pool._processes.values())  # a pool forgets them

@@ -75,6 +75,32 @@ def test_prestarted_workers_no_batch_took_are_stopped_at_once() -> None:
     assert not any(alive(p) for p in pids)
 
 
+def test_workers_are_prestarted_only_when_the_corpus_may_hold_work(tmp_path: Path) -> None:
+    """A rerun whose inputs the ledger all settled starts no worker before it knows."""
+    ws = Workspace(tmp_path / "ws")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a"}\n\n{"id": "c"}\n')
+    assert api._may_have_work(ws, corpus)  # no ledger yet
+    ws.ledger_path.parent.mkdir(parents=True)
+    ledger = Ledger(ws.ledger_path)
+    try:
+        h = "0" * 64
+        ledger.apply_cohort(
+            [("a.r1", "a", "b", h, "t"), ("c.r1", "c", "b", h, "t")],
+            [("a", h, h, "a.r1", 3, "x", "t")],
+            [],
+            [("a.r1", "COMMITTED", 5, "z", None, None)],  # c.r1 never ended
+        )
+        assert ledger.settled_count() == 1 and api._may_have_work(ws, corpus)
+        ledger.finish_runs([("c.r1", "EXHAUSTED", 5, "w", None, None)])
+        assert ledger.settled_count() == 2 and not api._may_have_work(ws, corpus)
+        with open(corpus, "a") as fh:
+            fh.write('{"id": "d"}\n')  # one more line than settled inputs
+        assert api._may_have_work(ws, corpus)
+    finally:
+        ledger.close()
+
+
 def test_a_deferred_proposer_is_built_on_first_use_and_once() -> None:
     events: list[str] = []
 
