@@ -1,8 +1,7 @@
 """The workspace: the folder membrane runs in, its layout and its `membrane.toml`.
 
 membrane.toml      config (pack, proposer, seed, budgets, prose_workers)
-scratch/<run_id>/  disposable staging (attempt-NN/: proposal.json, <gate>.verdict.json,
-                   critique.json)
+scratch/           disposable staging: each proposer attempt's candidate, <sha256>.json
 current/           the committed corpus: corpus.jsonl, artifacts/, metrics/
 archive/           superseded committed versions
 trace/<run_id>.jsonl

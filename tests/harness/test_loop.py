@@ -169,10 +169,14 @@ def test_each_attempt_is_kept_and_an_exhausted_candidate_is_not_lost(tmp_path: P
     first = show_attempt(ws, run.run_id, 1)
     assert first["verdicts"][0]["critiques"][0]["code"] == "value.disjoint"
     assert first["critique"]["codes"] == ["value.disjoint"]
-    # attempt 1 is the stored input: scratch holds only the proposer's candidate
-    assert [p.name for p in (ws.scratch / run.run_id).iterdir()] == [
-        f"{proposals[1]['content_hash']}.json"
-    ]
+    # attempt 1 is the stored input: scratch holds only the proposer's candidate, flat
+    assert [p.name for p in ws.scratch.iterdir()] == [f"{proposals[1]['content_hash']}.json"]
+    # a workspace from before the flat layout kept it in a folder per run: still found
+    (ws.scratch / run.run_id).mkdir()
+    (ws.scratch / f"{proposals[1]['content_hash']}.json").rename(
+        ws.scratch / run.run_id / f"{proposals[1]['content_hash']}.json"
+    )
+    assert show_attempt(ws, run.run_id, 2)["proposal"]["prose"] == "Second try."
 
 
 def test_the_driver_steps_cohorts_and_reports_progress(tmp_path: Path) -> None:
