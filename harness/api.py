@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -60,6 +60,9 @@ from harness.scratch import Scratch
 from harness.storage import writable
 from harness.store import recover
 from harness.workspace import Config, Workspace, atomic_write
+
+if TYPE_CHECKING:
+    from harness.pool import Prestarted  # spawns processes: imported where used
 
 __all__ = [
     "BatchResult",
@@ -155,7 +158,7 @@ class Session:
         workers: int = 0,
         executor: str = "process",
         ray_address: str | None = None,
-        prestarted: Any = None,
+        prestarted: Prestarted | None = None,
     ) -> BatchRun:
         """The batch driver over this session's engines (skips settled inputs); with
         `workers`, cohorts are judged by that many worker processes (`harness.pool`;
@@ -393,7 +396,7 @@ def run_batch(
 
         ray_executor(ray_address)
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
-    prestarted = None
+    prestarted: Prestarted | None = None
     if workers and executor == "process" and _may_have_work(ws, corpus):
         from harness.pool import Prestarted
 
@@ -401,12 +404,45 @@ def run_batch(
         # and reads the corpus; released (stopped) whatever happens below
         prestarted = Prestarted(workers)
     try:
-        return _run_batch(
-            root, corpus, pack, proposer=proposer, max_attempts=max_attempts,
-            cohort_size=cohort_size, workers=workers, executor=executor,
-            ray_address=ray_address, strict_input=strict_input, report=report,
-            replay=replay, progress=progress, clock=clock, prestarted=prestarted,
-        )
+        with ws.lock():
+            session = open_session(
+                root,
+                pack.root,
+                proposer=proposer,
+                max_attempts=max_attempts,
+                replay=replay,
+                clock=clock,
+                judge=not (workers or executor == "ray"),  # the workers judge: no gates here
+            )
+            with session:
+                rec = recover(session.ws, session.ledger)
+                # streamed (issue 22): the batch keeps the bytes of what is left to do, not
+                # the corpus; every line is read and checked before any run starts
+                read = CorpusStream(corpus, pack, session.ledger.artifact_ids())
+                batch = session.batch(
+                    read,
+                    cohort_size=cohort_size,
+                    workers=workers,
+                    executor=executor,
+                    ray_address=ray_address,
+                    prestarted=prestarted,
+                )
+                if strict_input and read.errors:
+                    raise read.errors[0]  # an id that differs in case from the workspace's
+                if progress:
+                    progress(0, batch.total)
+                for cycle in batch:
+                    if progress:
+                        progress(cycle.done, cycle.total)
+                result = batch.result  # `--workers`' processes exit meanwhile (session.close)
+                result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
+                _teach(session, result, clock)
+                result.errors = read.errors
+                result.recovered = {k: v for k, v in vars(rec).items() if v}
+                if report:
+                    result.report = recorded_or_reaudit(session.ws, session.pack, session.gates)
+                    result.report.learning = learn_report_data(root, update=False)
+                return result
     finally:
         if prestarted is not None:
             prestarted.release()
@@ -428,66 +464,6 @@ def _may_have_work(ws: Workspace, corpus: Path) -> bool:
             ledger.close()
     except (OSError, sqlite3.Error, StorageError):  # the session says what is wrong
         return True
-
-
-def _run_batch(
-    root: Path,
-    corpus: Path,
-    pack: Pack,
-    *,
-    proposer: str | None,
-    max_attempts: int | None,
-    cohort_size: int | None,
-    workers: int,
-    executor: str,
-    ray_address: str | None,
-    strict_input: bool,
-    report: bool,
-    replay: bool,
-    progress: Progress | None,
-    clock: Callable[[], str],
-    prestarted: Any,
-) -> BatchResult:
-    ws = Workspace(root)
-    with ws.lock():
-        session = open_session(
-            root,
-            pack.root,
-            proposer=proposer,
-            max_attempts=max_attempts,
-            replay=replay,
-            clock=clock,
-            judge=not (workers or executor == "ray"),  # the workers judge: no gates here
-        )
-        with session:
-            rec = recover(session.ws, session.ledger)
-            # streamed (issue 22): the batch keeps the bytes of what is left to do, not
-            # the corpus; every line is read and checked before any run starts
-            read = CorpusStream(corpus, pack, session.ledger.artifact_ids())
-            batch = session.batch(
-                read,
-                cohort_size=cohort_size,
-                workers=workers,
-                executor=executor,
-                ray_address=ray_address,
-                prestarted=prestarted,
-            )
-            if strict_input and read.errors:
-                raise read.errors[0]  # an id that differs in case from the workspace's
-            if progress:
-                progress(0, batch.total)
-            for cycle in batch:
-                if progress:
-                    progress(cycle.done, cycle.total)
-            result = batch.result  # `--workers`' processes exit meanwhile (session.close)
-            result.learning = learn_report.run_cycle(session.ws, session.ledger, clock())
-            _teach(session, result, clock)
-            result.errors = read.errors
-            result.recovered = {k: v for k, v in vars(rec).items() if v}
-            if report:
-                result.report = recorded_or_reaudit(session.ws, session.pack, session.gates)
-                result.report.learning = learn_report_data(root, update=False)
-            return result
 
 
 def _corpus_errors(corpus: Path, pack: Pack) -> list[CorpusError]:

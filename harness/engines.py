@@ -86,8 +86,8 @@ def build_gates(ctx: GateContext) -> dict[E, Gate]:
 
 class DeferredProposer:
     """The proposer of a process that may never propose (the parent of `--workers`, whose
-    workers propose): built on first use, not at start-up (~0.9 s for the offline one).
-    Its name is known without building it (`proposers()` checked it exists)."""
+    workers propose): built on first use (its name too), not at start-up (~0.9 s for the
+    offline one). `build_engines` checks the name is a registered proposer first."""
 
     def __init__(self, build: Callable[[], Proposer]) -> None:
         self._build = build
