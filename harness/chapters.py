@@ -265,9 +265,12 @@ def renderer_for(ledger: Ledger) -> ChapterRenderer:
 def _write(path: Path, data: bytes) -> None:
     """temp file + os.replace: a kill leaves the old chapter or the new one, never half.
     Not fsynced (a derived view): `sync_chapters` re-renders one a power cut tore."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
+    try:
+        tmp.write_bytes(data)
+    except FileNotFoundError:  # the folder only when missing: a batch writes thousands
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
     os.replace(tmp, path)
 
 

@@ -64,8 +64,9 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     for run in runs:
         if run.state.terminal:
             continue
-        decision = eng.agenda.decide(run.run_id, run.facts(eng))
-        _apply(run, decision, eng)
+        facts = run.facts(eng)
+        decision = eng.agenda.decide(run.run_id, facts)
+        _apply(run, decision, eng, facts)
         if decision.effector in _GATES:
             plan[decision.effector].append(run)
         elif decision.effector is E.COMMIT:
@@ -83,9 +84,9 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
         _judge(eng.gates[gate], group, eng)
 
 
-def _apply(run: Run, d: Decision, eng: Engines) -> None:
+def _apply(run: Run, d: Decision, eng: Engines, facts: dict[str, str | int]) -> None:
+    """Fire the decision's trigger and record it with the facts it was decided on."""
     before = run.state
-    facts = run.facts(eng)
     if d.trigger is not None:
         run.machine.fire(d.trigger)
     run.cycles += 1

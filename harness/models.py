@@ -148,6 +148,10 @@ class Effector(StrEnum):
     HOLD = "hold"
 
 
+# the fields an artifact's bytes leave out when empty (added after data was first written)
+ARTIFACT_OMITTED_WHEN_EMPTY = ("prose_fields",)
+
+
 class Artifact(Frozen):
     """One unit of refinement: named tables of rows plus optional prose."""
 
@@ -160,7 +164,7 @@ class Artifact(Frozen):
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_empty(self, handler, ("prose_fields",))
+        return _omit_empty(self, handler, ARTIFACT_OMITTED_WHEN_EMPTY)
 
     @field_validator("id")
     @classmethod

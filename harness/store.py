@@ -30,7 +30,7 @@ import orjson
 from harness.chapters import sync_chapters
 from harness.errors import TraceError
 from harness.ledger import CommitRow, HeldRow, Ledger
-from harness.models import Artifact
+from harness.models import ARTIFACT_OMITTED_WHEN_EMPTY, Artifact
 from harness.storage import sweep_temp_files
 from harness.trace.chain import append_line, seal, verify_chain
 from harness.trace.events import CommitEvent
@@ -49,9 +49,33 @@ __all__ = [
 ]
 
 
+# orjson writes JSON's own types (str, int, float, bool, None, dict, list) as pydantic's
+# JSON mode does; every other type goes to `_not_plain` (the pass-through options) or
+# fails in orjson, and then pydantic's serialiser decides the bytes
+_PLAIN = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+          | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
+def _not_plain(value: object) -> Any:
+    raise TypeError(type(value).__name__)
+
+
 def artifact_bytes(artifact: Artifact) -> bytes:
-    """The canonical bytes of an artifact (sorted keys): what its content hash is of."""
-    return orjson.dumps(artifact.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    """The canonical bytes of an artifact (sorted keys): what its content hash is of.
+
+    The bytes of `artifact.model_dump(mode="json")`, found ~10x faster when the fields hold
+    only JSON's own types, as an artifact read from JSON does (a batch computes them ~3
+    times an artifact): the fields are written as they are, those of
+    `ARTIFACT_OMITTED_WHEN_EMPTY` left out when empty, as the model's serialiser does. Any
+    other value (a datetime, a set, a str subclass in `meta`) takes pydantic's path."""
+    fields = {name: getattr(artifact, name) for name in Artifact.model_fields}
+    for name in ARTIFACT_OMITTED_WHEN_EMPTY:
+        if not fields[name]:
+            del fields[name]
+    try:
+        return orjson.dumps(fields, default=_not_plain, option=_PLAIN)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return orjson.dumps(artifact.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
 
 
 def content_hash(data: bytes) -> str:

@@ -81,10 +81,14 @@ class TraceWriter:
         if sink is not None:
             self._fh: BinaryIO = sink
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
         # unbuffered: each record goes out in write() calls of its own, so a full disk
-        # fails that record (recovery trims its partial line) and leaves nothing queued
-        self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the run
+        # fails that record (recovery trims its partial line) and leaves nothing queued;
+        # the folder is made only when missing (a batch opens thousands of traces)
+        try:
+            self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the run
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(path, "ab", buffering=0)  # noqa: SIM115
 
     def append(self, factory: Callable[..., Event], **fields: Any) -> str:
         """Append one event; returns its hash (the trace's new head)."""
