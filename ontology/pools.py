@@ -16,6 +16,7 @@ ontology is one.
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -56,18 +57,51 @@ def _cache_key(pack: Pack) -> tuple[str, str]:
     return onto, key
 
 
+# A cache entry read once a process (a session's pools and its value gate both load it;
+# ~30 ms of JSON validation apiece): by the entry's path, key and files' (inode, size,
+# mtime), the pack's folder and its [ontology] settings (what `_for_pack` reads beside
+# the key).
+_LOADED: dict[tuple[str, str, tuple[tuple[int, int, int], ...], str, str],
+              tuple[OntologyIndex, str, str]] = {}
+_MAX_LOADED = 8
+
+
+def _stamps(paths: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
+    """(inode, size, mtime) of each file, or None when one is missing."""
+    out: list[tuple[int, int, int]] = []
+    for p in paths:
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
 def load_index(
     pack: Pack, cache_dir: Path, runner: HermitRunner | None = None
 ) -> tuple[OntologyIndex, str, str]:
     """The pack's index plus the base and violation N-Triples, from cache or built once."""
     onto_hash, key = _cache_key(pack)
     paths = [cache_dir / f"ontology-{key[:32]}.{ext}" for ext in ("json", "base.nt", "viol.nt")]
-    if all(p.is_file() for p in paths):
+    stamps = _stamps(paths)
+    if stamps is not None:
+        memo_key = (str(paths[0].resolve()), key, stamps, str(pack.root),
+                    pack.config.ontology.model_dump_json())
+        hit = _LOADED.get(memo_key)
+        if hit is not None:
+            return hit
         try:
             index = OntologyIndex.model_validate_json(paths[0].read_bytes())
             if index.key == key:
-                return (_for_pack(index, pack), paths[1].read_text("utf-8"),
-                        paths[2].read_text("utf-8"))
+                loaded = (_for_pack(index, pack), paths[1].read_text("utf-8"),
+                          paths[2].read_text("utf-8"))
+                if len(_LOADED) >= _MAX_LOADED:
+                    _LOADED.clear()
+                _LOADED[memo_key] = loaded
+                return loaded
         except ValueError:
             pass  # a stale or damaged cache entry: rebuild it
     timeout = pack.config.ontology.reasoner_timeout_s

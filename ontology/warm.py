@@ -65,7 +65,6 @@ def _start_jvm(memory_mb: int) -> dict[str, Any]:
             return _J
         try:
             import jpype
-            import jpype.imports
         except ImportError as exc:  # pragma: no cover - JPype1 is a dependency
             raise InfrastructureError(f"the warm reasoner needs JPype1: {exc}") from exc
         try:

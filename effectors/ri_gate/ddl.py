@@ -290,17 +290,33 @@ def _read_tables(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[Table, ...
     return tuple(tables)
 
 
+_PARSED: dict[tuple[str, str], Schema] = {}  # (path as given, its text) -> its Schema
+_MAX_PARSED = 8
+
+
 def parse_spine(path: Path) -> Schema:
-    """Parse `spine.sql` with DuckDB into a `Schema`. Raises `PackError` naming the file."""
+    """Parse `spine.sql` with DuckDB into a `Schema`. Raises `PackError` naming the file.
+
+    A spine parses once a process per path and text (RI_GATE, PROSE_GATE's claims and the
+    offline proposer each read it: ~30 ms of DuckDB apiece); the file is read every call,
+    so an edited spine is parsed (and judged) again. Errors are never remembered."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise PackError("spine file does not exist", file=path) from exc
     except UnicodeDecodeError as exc:
         raise PackError("spine file is not UTF-8 text", file=path) from exc
+    key = (str(path), text)
+    hit = _PARSED.get(key)
+    if hit is not None:
+        return hit
     con = connect()
     try:
         _run_statements(con, path, text)
-        return Schema(tables=_read_tables(con, path), source=str(path))
+        schema = Schema(tables=_read_tables(con, path), source=str(path))
     finally:
         con.close()
+    if len(_PARSED) >= _MAX_PARSED:
+        _PARSED.clear()
+    _PARSED[key] = schema
+    return schema
