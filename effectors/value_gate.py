@@ -78,13 +78,12 @@ from harness.saferegex import compile_safe
 from ontology import HermitRunner, OntologyIndex, RowFacts, load_index, localise
 from ontology.axioms import fragment
 from ontology.bounded import ChunkSizer
-from ontology.classify import default_classifier
 from ontology.decided import surely_inconsistent
 from ontology.facets import data_problem, describe
 from ontology.localise import RowStatus, Signature, row_signature
 from ontology.naive import OwlreadyReasoner
 from ontology.pools import class_roots
-from ontology.reason import BaseOntology, Reasoner
+from ontology.reason import BaseOntology, Reasoner, java_executable
 from ontology.render import RDF_TYPE
 from ontology.rows import RowPlan, plan_row
 from ontology.warm import default_reasoner
@@ -135,8 +134,10 @@ class ValueGate(FindingsMixin):
         self.pools: Pools = index.pools
         self.naive = naive
         timeout = pack.config.ontology.reasoner_timeout_s
-        self.runner: Reasoner = runner or (
-            OwlreadyReasoner() if naive else default_reasoner(timeout_s=timeout))
+        # the default reasoner is made on first use (`runner`): starting its JVM costs
+        # ~0.4 s, which a session that judges nothing (a rerun) need not pay
+        self._runner: Reasoner | None = runner
+        self._timeout_s = timeout
         self._base = BaseOntology.of(base_nt)
         self._violation = BaseOntology.of(violation_nt)
         policy = pack.config.policy
@@ -159,9 +160,10 @@ class ValueGate(FindingsMixin):
         # bounded (`_bound_memos`): at most `memo_rows` entries each after a cohort
         self._plan_memo: dict[tuple[str, tuple[str | None, ...]], _Planned] = {}
         self._row_memo: dict[Signature, RowStatus] = {}
-        bound = getattr(self.runner, "timeout_s", None)  # the runner's own, when it has one
+        # the runner's own bound, when it has one (the default reasoner's is `timeout`)
+        bound = getattr(runner, "timeout_s", None)
         self._sizer = ChunkSizer(timeout_s=float(bound) if isinstance(bound, int | float)
-                                 else timeout)
+                                 else float(timeout))
         self._hint = lru_cache(maxsize=4096)(self._members_hint)
         self._roots = class_roots(pack, self.pools)
         self._class_hint = lru_cache(maxsize=4096)(self._nearest_hint)
@@ -169,13 +171,29 @@ class ValueGate(FindingsMixin):
             "error" if pack.config.ontology.deprecated == "error" else "warn")
         self._shapes = ValueShapes.from_pack(pack, index)  # SHACL shapes (effectors/value_shapes)
 
+    @property
+    def runner(self) -> Reasoner:
+        """The reasoner: the one given, else the default one, made on first use (the warm
+        in-process HermiT when a JVM starts, else the cold subprocess one)."""
+        if self._runner is None:
+            self._runner = (OwlreadyReasoner() if self.naive
+                            else default_reasoner(timeout_s=self._timeout_s))
+        return self._runner
+
+    @runner.setter
+    def runner(self, runner: Reasoner) -> None:
+        self._runner = runner
+
     @classmethod
     def from_pack(
         cls, pack: Pack, cache_dir: Path, runner: Reasoner | None = None, *, naive: bool = False
     ) -> ValueGate:
-        """Load (or build and cache) the classified ontology; setup errors are `PackError`s."""
-        builder = runner if isinstance(runner, HermitRunner) else default_classifier(
-            pack.config.ontology.reasoner_timeout_s)  # warm when it can be (issue 27)
+        """Load (or build and cache) the classified ontology; setup errors are `PackError`s.
+        No `java` on PATH is an `InfrastructureError` here, not at the first judge; the
+        classifier (warm when it can be, issue 27) is made only when the cache misses."""
+        builder = runner if isinstance(runner, HermitRunner) else None
+        if builder is None:
+            java_executable()
         index, base_nt, violation_nt = load_index(pack, cache_dir, builder)
         return cls(pack, index, base_nt, violation_nt, runner, naive=naive)
 

@@ -86,8 +86,9 @@ def build_gates(ctx: GateContext) -> dict[E, Gate]:
 
 class DeferredProposer:
     """The proposer of a process that may never propose (the parent of `--workers`, whose
-    workers propose): built on first use (its name too), not at start-up (~0.9 s for the
-    offline one). `build_engines` checks the name is a registered proposer first."""
+    workers propose; a rerun with nothing left to do): built on first use (its name too),
+    not at start-up (~0.1 s for the offline one). `build_engines` checks the name is a
+    registered proposer first."""
 
     def __init__(self, build: Callable[[], Proposer]) -> None:
         self._build = build
@@ -127,8 +128,10 @@ def build_engines(
     judge: bool = True,
 ) -> Engines:
     """Gates, proposer, agenda and policy for one process. Without `judge` (the parent of
-    `--workers`, which only commits) no gate is built (`build_gates` when it must) and the
-    proposer only when first used (`DeferredProposer`)."""
+    `--workers`, which only commits) no gate is built (`build_gates` when it must). The
+    proposer is built when first used (`DeferredProposer`) without `judge` and for the
+    built-in offline one, which can raise nothing the gates did not (a setup error of
+    another one, e.g. a model endpoint's settings, is still raised here)."""
     ctx = gate_context(ws, config, pack, pools, opts)
     proposer_name = opts.proposer or config.proposer
 
@@ -137,10 +140,11 @@ def build_engines(
 
     if not judge and proposer_name not in proposers():  # the error now, not in a worker
         build_proposer(proposer_name, ctx)
+    deferred = not judge or proposer_name == "offline"
     return Engines(
         agenda=Agenda.named(pack.config.policy.rules),
         gates=build_gates(ctx) if judge else {},
-        proposer=proposer() if judge else DeferredProposer(proposer),
+        proposer=DeferredProposer(proposer) if deferred else proposer(),
         proposer_id=proposer_id_for(config, proposer_name),
         overlay=overlay,
         lessons=lessons,
