@@ -186,9 +186,20 @@ def check_ontology(pack: Pack, cache_dir: Path) -> None:
     _, key = _cache_key(pack)
     if (cache_dir / f"ontology-{key[:32]}.json").is_file():
         return
-    loaded = load_ontology(pack.ontology_path, pack.ontology_imports)
+    memo = (str(pack.ontology_path), key)
+    loaded = _CHECKED.get(memo) or load_ontology(pack.ontology_path, pack.ontology_imports)
+    _CHECKED.clear()  # at most one World kept
     _check_bindings(pack, loaded)
     check_simple_properties(loaded.ntriples(), pack.ontology_path)
+    _CHECKED[memo] = loaded
+
+
+# The ontology the last `check_ontology` loaded, by its file and cache key (which hashes
+# the bytes of it and of its imports): checked again (a batch checks before it takes the
+# workspace's lock and once more when it opens its session) or classified by the
+# `build_index` that follows it without loading the files again (one load, not three).
+# `build_index` takes it out; nothing changes a World before that.
+_CHECKED: dict[tuple[str, str], LoadedOntology] = {}
 
 
 def load_pools(pack: Pack, cache_dir: Path) -> Pools:
@@ -199,7 +210,8 @@ def load_pools(pack: Pack, cache_dir: Path) -> Pools:
 def build_index(
     pack: Pack, runner: HermitRunner, onto_hash: str, key: str
 ) -> tuple[OntologyIndex, str, str]:
-    loaded = load_ontology(pack.ontology_path, pack.ontology_imports)
+    loaded = _CHECKED.pop((str(pack.ontology_path), key), None) or load_ontology(
+        pack.ontology_path, pack.ontology_imports)
     row_classes, props = _check_bindings(pack, loaded)
     base_nt = loaded.ntriples()
     check_simple_properties(base_nt, pack.ontology_path)  # HermiT would fail with a trace
