@@ -19,7 +19,6 @@ from harness import api, checkpoint, diagram, inspect, retention, storage
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.cli_pack import COMMANDS as PACK_COMMANDS
 from harness.errors import ConfigError, StorageError
-from harness.export import export
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
     EXIT_INPUT,
@@ -380,6 +379,8 @@ def _recover(args: argparse.Namespace, root: Path) -> int:
 
 
 def _export(args: argparse.Namespace, root: Path) -> int:
+    from harness.export import export  # duckdb and pyarrow: ~0.1 s, only for this command
+
     res = export(root, args.format, Path(args.out) if args.out else None, force=args.force)
     if args.json:
         emit_json(res)

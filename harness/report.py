@@ -208,7 +208,11 @@ class _ObjectColumns:
         n = 0
         for t, rows in tables.items():
             cols = self._of.get(t)
-            if cols:
+            if not cols or not isinstance(rows, list):
+                continue
+            if all(type(row) is dict for row in rows):  # as JSON reads them: one C loop
+                n += sum(map(len, map(cols.intersection, rows)))
+            else:
                 n += sum(len(cols.intersection(row)) for row in rows if isinstance(row, dict))
         return n
 
@@ -302,8 +306,7 @@ def _scan(ws: Workspace, row: RunRow, attempts: frozenset[int]) -> _RunRecord | 
     appears as such only as a record's kind). None when the trace is missing."""
     rec = _RunRecord(Cost(id=row.run_id, batch_id=row.batch_id, runs=1))
     try:
-        with open(os.path.join(ws.traces, f"{row.run_id}.jsonl"), "rb") as fh:
-            data = fh.read()
+        data = _read_bytes(os.path.join(ws.traces, f"{row.run_id}.jsonl"))
     except FileNotFoundError:
         return None
     cost = rec.cost
@@ -437,9 +440,25 @@ def _attempts(latest: Mapping[str, RunRow]) -> tuple[dict[str, int], float, int]
     return states, (mean(attempts) if attempts else 0.0), (max(attempts) if attempts else 0)
 
 
+def _read_bytes(path: str | Path) -> bytes:
+    """A file's bytes, read in one call of its size (the report reads ~4 files a run:
+    ~half the time of `open().read()`, whose buffered reader is built for streams)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) != size:  # a short read, or the file changed since: read to its end
+            parts = [data]
+            while chunk := os.read(fd, 1 << 16):
+                parts.append(chunk)
+            data = b"".join(parts)
+        return data
+    finally:
+        os.close(fd)
+
+
 def _read_json(path: str | Path) -> Any:
-    with open(path, "rb") as fh:
-        return orjson.loads(fh.read())
+    return orjson.loads(_read_bytes(path))
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
