@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from effectors.ri_gate.ddl import Column, Schema, Table, quote
 from harness.models import Artifact
@@ -176,6 +175,9 @@ class Staged:
 
 def _typed(col: Column, values: Sequence[object], kinds: set[type]) -> pa.Array | None:
     """A typed Arrow array when every value is provably a clean `col.type`, else None."""
+    # imported on first use (~40 ms): a session that judges nothing (a rerun) never needs it
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
     try:
         if col.type == "VARCHAR" and kinds <= {str, _NONE}:
             return pa.array(values, pa.large_string())
