@@ -51,7 +51,7 @@ from bench.corpus import PACK, artifacts
 from harness.api import run_batch
 from harness.learning import FailedAttempt, OutcomeRecord, rebuild
 from harness.learning.store import learning_cycle
-from harness.ledger import Ledger
+from harness.ledger import FinishRow, Ledger
 from harness.workspace import Workspace
 
 __all__ = ["run"]
@@ -105,7 +105,7 @@ def _ledger_with(ws: Workspace, records: list[OutcomeRecord]) -> Ledger:
         chunk = records[i : i + 10_000]
         ledger.start_runs([(r.run_id, r.artifact_id, "b", "h", "t") for r in chunk])
         ledger.finish_runs(
-            [(r.run_id, "COMMITTED", 0, "", None, r.model_dump_json()) for r in chunk]
+            [FinishRow(r.run_id, "COMMITTED", 0, "", None, r.model_dump_json()) for r in chunk]
         )
     return ledger
 

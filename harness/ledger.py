@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from harness.storage import (
     busy_timeout_s,
@@ -24,7 +24,7 @@ from harness.storage import (
     is_storage_errno,
 )
 
-__all__ = ["AnchorEntry", "CommitRow", "HeldRow", "Ledger", "RunRow"]
+__all__ = ["AnchorEntry", "CommitRow", "FinishRow", "HeldRow", "Ledger", "RunRow"]
 
 # one anchor-log row from the ledger's current state, per finished run (a run's content: its
 # commit's, else its held row's): what a ledger older than the log backfills, in run order
@@ -112,6 +112,10 @@ CREATE TABLE IF NOT EXISTS trace_tail (     -- review records the ledger committ
     payload  TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS run_figures (  -- what `membrane report` reads of each run that
+    run_id   TEXT PRIMARY KEY,                -- finished (harness.trace.figures), written with
+    figures  TEXT NOT NULL                    -- its anchor; a run without one (older, or
+);                                            -- settled by recovery) is read from its files
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -157,6 +161,18 @@ class AnchorEntry:
     trace_head: str
     status: str
     content_hash: str | None
+
+
+class FinishRow(NamedTuple):
+    """A finished run's anchor, as `finish_runs` writes it."""
+
+    run_id: str
+    status: str
+    trace_len: int
+    trace_head: str
+    outcome: str | None  # Outcome JSON
+    record: str | None  # its outcome record for the learning log
+    figures: str | None = None  # what the report reads of it (harness.trace.figures)
 
 
 @dataclass(frozen=True)
@@ -289,29 +305,29 @@ class Ledger:
     def finish_run(
         self, run_id: str, status: str, trace_len: int, trace_head: str, outcome_json: str | None
     ) -> None:
-        self.finish_runs([(run_id, status, trace_len, trace_head, outcome_json, None)])
+        self.finish_runs([FinishRow(run_id, status, trace_len, trace_head, outcome_json, None)])
 
-    def finish_runs(
-        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
-    ) -> None:
-        """Anchor many finished runs (run_id, status, trace_len, trace_head, outcome, outcome
-        record) in one transaction: a run's anchor and its outcome record are one commit, so
-        a kill never leaves one without the other."""
+    def finish_runs(self, rows: Sequence[FinishRow]) -> None:
+        """Anchor many finished runs in one transaction: a run's anchor, its outcome record
+        and its figures are one commit, so a kill never leaves one without the others."""
         if not rows:
             return
         with self._txn():
             self._finish_rows(rows)
 
-    def _finish_rows(
-        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
-    ) -> None:
+    def _finish_rows(self, rows: Sequence[FinishRow]) -> None:
+        rows = [FinishRow(*r) for r in rows]  # a plain tuple of the first six fields too
         self._db.executemany(
             "UPDATE runs SET status = ?, trace_len = ?, trace_head = ?, outcome = ? WHERE run_id = ?",
-            [(st, n, head, out, rid) for rid, st, n, head, out, _rec in rows],
+            [(r.status, r.trace_len, r.trace_head, r.outcome, r.run_id) for r in rows],
         )
         self._db.executemany(
             "INSERT OR IGNORE INTO outcomes (run_id, kind, record) VALUES (?, 'run', ?)",
-            [(rid, rec) for rid, _st, _n, _head, _out, rec in rows if rec is not None],
+            [(r.run_id, r.record) for r in rows if r.record is not None],
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO run_figures (run_id, figures) VALUES (?, ?)",
+            [(r.run_id, r.figures) for r in rows if r.figures is not None],
         )
         self._db.executemany(_LOG_ANCHOR, [(rid,) for rid, *_rest in rows])
 
@@ -320,7 +336,7 @@ class Ledger:
         starts: Sequence[tuple[str, str, str, str, str]],
         commits: Sequence[tuple[str, str, str, str, int, str, str]],
         holds: Sequence[tuple[str, str, str, str, int, str, str, str]],
-        finishes: Sequence[tuple[str, str, int, str, str | None, str | None]],
+        finishes: Sequence[FinishRow],
     ) -> list[CommitRow]:
         """A cohort a worker judged (`harness.pool`), in one transaction: its runs
         registered, committed or held, and anchored. Its objects and traces were synced
@@ -389,6 +405,16 @@ class Ledger:
             + " ORDER BY started_at, run_id"
         )
         return [RunRow(*r) for r in self._db.execute(sql, (status,) if status else ())]
+
+    def run_figures(self) -> dict[str, str]:
+        """run id -> what the report reads of it (harness.trace.figures), for the runs that
+        recorded it. A ledger older than the table (read without migrating it) has none."""
+        try:
+            return dict(self._db.execute("SELECT run_id, figures FROM run_figures"))
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return {}
+            self._raise(exc)
 
     def run(self, run_id: str) -> RunRow | None:
         r = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()

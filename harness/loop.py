@@ -15,6 +15,7 @@ from typing import Any
 from harness.canonical import CanonicalError, apply_canonical
 from harness.errors import EndpointUnavailable, InfrastructureError, ProposalFailed
 from harness.learning.outcomes import FailedAttempt
+from harness.ledger import FinishRow
 from harness.models import (
     Artifact,
     CallUsage,
@@ -44,6 +45,7 @@ from harness.trace.events import (
     VerdictEvent,
     cell_changes,
 )
+from harness.trace.figures import Published, shape_of
 from harness.workspace import SyncGroup
 
 __all__ = ["start_cohort", "step_cohort"]
@@ -58,7 +60,7 @@ def step_cohort(runs: Sequence[Run], eng: Engines) -> None:
     effect (tokens spent, an endpoint down); runs waiting on the same gate are judged
     together at the end of the cycle."""
     plan: dict[E, list[Run]] = defaultdict(list)
-    finished: list[tuple[str, str, int, str, str, str | None]] = []
+    finished: list[FinishRow] = []
     commits: list[Run] = []
     traces = eng.durable()
     for run in runs:
@@ -396,9 +398,15 @@ def _commit_group(runs: Sequence[Run], eng: Engines) -> None:
     _guarded(E.COMMIT, runs, eng, lambda: _committed(runs, eng.committer.commit_many(pending)))
 
 
+def _published(run: Run, content_hash: str, metrics_hash: str) -> None:
+    assert run.candidate is not None
+    run.content_hash = content_hash
+    run.published = Published(content_hash, metrics_hash, run.attempt, shape_of(run.candidate))
+
+
 def _committed(runs: Sequence[Run], rows: Sequence[Any]) -> None:
     for run, row in zip(runs, rows, strict=True):
-        run.content_hash = row.content_hash
+        _published(run, row.content_hash, row.metrics_hash)
         run.trace.append(
             CommitEvent,
             artifact_id=row.artifact_id,
@@ -422,7 +430,7 @@ def _hold(run: Run, eng: Engines) -> None:
         eng.clock(),
         why,
     )
-    run.content_hash = row.content_hash
+    _published(run, row.content_hash, row.metrics_hash)
     run.trace.append(
         CommitEvent,
         artifact_id=run.input.id,
@@ -449,7 +457,7 @@ def start_cohort(
         r.start(eng, batch_id, pack, pack_version)
 
 
-def _finish(run: Run, eng: Engines, group: SyncGroup) -> tuple[str, str, int, str, str, str | None]:
+def _finish(run: Run, eng: Engines, group: SyncGroup) -> FinishRow:
     record = run.learning_record(eng, eng.clock())
     outcome = Outcome(
         run_id=run.run_id,
@@ -467,11 +475,12 @@ def _finish(run: Run, eng: Engines, group: SyncGroup) -> tuple[str, str, int, st
     group.add(run.trace.path)  # synced with the cycle's other ended traces
     run.machine.release()
     eng.agenda.forget(run.run_id)
-    return (
+    return FinishRow(
         run.run_id,
         run.state.value,
         run.trace.seq,
         run.trace.head,
         outcome.model_dump_json(),
         record.model_dump_json() if record is not None else None,
+        run.trace.figures.to_json(shape_of(run.input), run.published),
     )

@@ -46,7 +46,7 @@ from harness.chapters import ChapterRenderer, write_chapter
 from harness.driver import BatchRun, Cycle, RunSummary
 from harness.engines import EngineOptions, build_engines, utc_now
 from harness.errors import InfrastructureError, PackError
-from harness.ledger import CommitRow, HeldRow, Ledger
+from harness.ledger import CommitRow, FinishRow, HeldRow, Ledger
 from harness.lifeline import die_with_parent
 from harness.loop import start_cohort, step_cohort
 from harness.models import Artifact
@@ -121,7 +121,7 @@ class _Judged:
     input_hash: str
     started_at: str
     trace: bytes
-    finish: tuple[str, str, int, str, str | None, str | None]
+    finish: FinishRow
     summary: RunSummary
     scratch: list[tuple[str, bytes]] = field(default_factory=list)
     commit: _Stored | None = None
@@ -146,14 +146,12 @@ class _RecordingLedger:
 
     def __init__(self) -> None:
         self.started: dict[str, str] = {}
-        self.finished: dict[str, tuple[str, str, int, str, str | None, str | None]] = {}
+        self.finished: dict[str, FinishRow] = {}
 
     def start_runs(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
         self.started.update((r[0], r[4]) for r in rows)
 
-    def finish_runs(
-        self, rows: Sequence[tuple[str, str, int, str, str | None, str | None]]
-    ) -> None:
+    def finish_runs(self, rows: Sequence[FinishRow]) -> None:
         self.finished.update((r[0], r) for r in rows)
 
 

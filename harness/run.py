@@ -29,6 +29,7 @@ from harness.ports import Committer, Critic, Gate, Proposer
 from harness.scratch import Scratch
 from harness.trace import TraceWriter
 from harness.trace.events import RunStarted
+from harness.trace.figures import Published
 from harness.workspace import SyncGroup
 
 __all__ = ["Engines", "Overlay", "Run", "fresh_facts", "spot_checked"]
@@ -176,6 +177,7 @@ class Run:
     repeats: Counter[str] = field(default_factory=Counter)  # attempts raising each code
     last_gate: str = "none"
     content_hash: str | None = None
+    published: Published | None = None  # what it committed or held, for the report
     error: str | None = None
     tokens: int = 0
     # what the learning layer is told when the run ends (`learning_record`)

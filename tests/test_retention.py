@@ -113,6 +113,7 @@ def test_gc_prunes_and_verification_stays_whole(
     assert code == 0
     assert (rep["runs"], rep["refined"], rep["baseline"]) == (
         before["runs"], before["refined"], before["baseline"])
+    assert rep["cost"] == before["cost"]  # each run recorded its cost as it finished
 
     code, again = _run(capsys, "gc", "-w", str(ws), "--keep-archive", "0",
                        "--keep-traces-days", "0", "--apply", "--json")

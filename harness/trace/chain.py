@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from harness.errors import TraceError
 from harness.trace.events import EVENT_ADAPTER, Event
+from harness.trace.figures import RunFigures
 
 __all__ = [
     "TraceWriter",
@@ -76,6 +77,7 @@ class TraceWriter:
         self._clock = clock
         self.seq = 0
         self.head = ""
+        self.figures = RunFigures()  # what the report needs of this run, record by record
         self._own = sink is None  # a `sink` (a worker's memory) is the caller's to read
         self._closed = False
         if sink is not None:
@@ -105,6 +107,7 @@ class TraceWriter:
             if not written:
                 raise OSError(errno.EIO, "the trace took no bytes", str(self.path))
             data = data[written:]
+        self.figures.see(event)
         self.seq += 1
         self.head = digest
         return digest

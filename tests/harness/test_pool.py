@@ -23,6 +23,7 @@ from harness.errors import ConfigError, InfrastructureError
 from harness.ledger import Ledger
 from harness.pack import Pack, load_pack
 from harness.pool import PoolBatchRun, Prestarted, ProcessExecutor
+from harness.report import recorded_report
 from harness.store import recover
 from harness.workspace import SyncGroup, Workspace
 from tests.harness.pooled import PACK, alive, children, cmdline, demo_corpus, published, verify
@@ -47,10 +48,17 @@ def test_two_workers_commit_what_one_process_commits_byte_for_byte(
             (r.run_id, r.status) for r in ref.runs()
         )
         assert len(got.outcome_records()) == len(ref.outcome_records())
+        # each worker's run recorded what the report reads, as one process's runs do
+        assert set(got.run_figures()) == {r.run_id for r in got.runs()} == set(ref.run_figures())
     finally:
         ref.close()
         got.close()
     assert result.report is not None and result.report.source == "recorded"
+    pack = load_pack(PACK)
+    fast = recorded_report(Workspace(tmp_path / "ws"), pack).to_dict()
+    with pytest.MonkeyPatch.context() as m:  # the same report from the runs' files
+        m.setattr(Ledger, "run_figures", lambda self: {})
+        assert recorded_report(Workspace(tmp_path / "ws"), pack).to_dict() == fast
     assert not _workers_left()  # the batch waited for them to exit
     # a rerun with workers skips everything it settled; the workers started for it while
     # the corpus was read are stopped, not left behind

@@ -11,6 +11,7 @@ Real HermiT, DuckDB and SQLite; the offline proposer.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,10 @@ def test_an_old_workspace_falls_back_to_the_reaudit_and_says_so(
 ) -> None:
     old = tmp_path / "old"
     shutil.copytree(demo_ws, old)
+    db = sqlite3.connect(Workspace(old).ledger_path)  # a ledger from before run figures
+    db.execute("DROP TABLE run_figures")
+    db.commit()
+    db.close()
     for path in (old / "current" / "metrics").iterdir():  # sidecars without the run
         m = orjson.loads(path.read_bytes())
         del m["run_id"]
