@@ -39,7 +39,6 @@ from harness.errors import ConfigError, CorpusError, StorageError
 from harness.learning import report as learn_report
 from harness.learning.lesson_store import LessonStore
 from harness.learning.outcomes import RelaxRecord
-from harness.learning.state import LearningState
 from harness.learning.store import load_state, rebuild_state
 from harness.ledger import Ledger
 from harness.locate import workspace_pack
@@ -600,29 +599,6 @@ def _writing(root: Path) -> Iterator[tuple[Workspace, Ledger]]:
             ledger.close()
 
 
-def _learned(
-    ws: Workspace, state: LearningState, same: bool | None, now: datetime
-) -> dict[str, Any]:
-    stale_days = ws.config().learning.stale_days
-    return {
-        "records": state.records,
-        "rebuilt_equals_incremental": same,
-        "stale_days": stale_days,
-        "proposers": learn_report.proposers(state, now, stale_days),
-        "patterns": [
-            {
-                "key": p.key,
-                "occurrences": p.occurrences,
-                "since_relax": p.since_relax,
-                "confidence": p.confidence,
-                "last_seen": p.last_seen,
-                "fix_hint": p.fix_hint,
-            }
-            for p in sorted(state.patterns.values(), key=lambda p: (-p.occurrences, p.key))
-        ],
-    }
-
-
 def learn_status(
     root: Path, *, rebuild: bool = False, update: bool = True, now: datetime | None = None
 ) -> dict[str, Any]:
@@ -633,14 +609,14 @@ def learn_status(
     if not rebuild and (not update or not writable(Workspace(root).state)):
         ws = Workspace(root)
         _require_runs(ws)
-        return _learned(ws, load_state(ws)[0], None, now or datetime.now(UTC))
+        return learn_report.status(ws, load_state(ws)[0], None, now or datetime.now(UTC))
     with _writing(root) as (ws, ledger):
         if rebuild:
             state, same = rebuild_state(ws, ledger)
         else:
             learn_report.run_cycle(ws, ledger, utc_now())
             state, same = load_state(ws)[0], None
-    return _learned(ws, state, same, now or datetime.now(UTC))
+    return learn_report.status(ws, state, same, now or datetime.now(UTC))
 
 
 def learn_report_data(
@@ -648,28 +624,7 @@ def learn_report_data(
 ) -> dict[str, Any]:
     """`membrane learn report`: strongest and weakest proposers, patterns seen 3+ times,
     overlays (stale ones flagged) and what the last cycle changed."""
-    data = learn_status(root, update=update, now=now)
-    ranked = sorted(
-        (
-            {"proposer": name, "runs": p["runs"], "reliability": p["reliability"]}
-            for name, p in data["proposers"].items()
-            if p["reliability"] is not None
-        ),
-        key=lambda r: (-r["reliability"], r["proposer"]),
-    )
-    return {
-        "records": data["records"],
-        "strongest": ranked[:3],
-        "weakest": list(reversed(ranked[-3:])) if ranked else [],
-        "overlays": [
-            {"proposer": name, **p["overlay"], "stale": p["stale"]}
-            for name, p in data["proposers"].items()
-            if p["overlay"]
-        ],
-        "patterns": [p for p in data["patterns"] if p["occurrences"] >= 3],
-        "last_cycle": learn_report.last_cycle(Workspace(root)),
-        "proposers": data["proposers"],
-    }
+    return learn_report.report_data(Workspace(root), learn_status(root, update=update, now=now))
 
 
 def learn_relax(root: Path, proposer: str, reason: str) -> dict[str, Any]:

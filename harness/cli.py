@@ -463,6 +463,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "report":  # from the records: not the application's imports
+            from harness.cli_report import recorded
+
+            done = recorded(args)
+            if done is not None:
+                return done
         from harness.commands import dispatch  # heavy (engines, rich): not for --help
 
         return dispatch(args)

@@ -4,7 +4,6 @@ for scripts). Kept apart from `cli.py` so argument parsing stays one screen."""
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,10 +14,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import api, checkpoint, diagram, inspect, retention, storage
+from harness import api, checkpoint, diagram, inspect, retention
 from harness.cli_corrections import COMMANDS as CORRECTION_COMMANDS
 from harness.cli_pack import COMMANDS as PACK_COMMANDS
-from harness.errors import ConfigError, StorageError
+from harness.cli_report import guarded, print_report
+from harness.errors import ConfigError
 from harness.learning.report import markdown as learning_markdown
 from harness.output import (
     EXIT_INPUT,
@@ -29,7 +29,6 @@ from harness.output import (
     emit_json,
     jsonable,
 )
-from harness.report import Report
 from harness.workspace import Workspace, resolve_workspace
 
 __all__ = ["dispatch"]
@@ -40,21 +39,7 @@ err = Console(stderr=True, highlight=False)
 
 def dispatch(args: argparse.Namespace) -> int:
     root = resolve_workspace(args.workspace)
-    try:
-        return _dispatch(args, root)
-    except StorageError as exc:
-        if exc.file is not None:
-            raise
-        raise StorageError(exc.message, file=root, hint=exc.hint) from exc
-    except OSError as exc:  # the workspace's disk refused (read-only, full): say so, exit 2
-        if not storage.is_storage_errno(exc):
-            raise
-        raise storage.from_os_error(exc, root) from exc
-    except sqlite3.Error as exc:  # a database of the workspace the ledger did not name
-        found = storage.from_sqlite_error(exc, Workspace(root).state)
-        if found is None:
-            raise
-        raise found from exc
+    return guarded(root, lambda: _dispatch(args, root))
 
 
 def _dispatch(args: argparse.Namespace, root: Path) -> int:
@@ -193,7 +178,7 @@ def _batch(args: argparse.Namespace, root: Path) -> int:
             sys.stderr.write(f"membrane: bad input: {e.render()}\n")
         _summary(result)
         if result.report:
-            _print_report(result.report)
+            print_report(result.report)
     if result.halted:
         return _halted(result)
     if result.errors:
@@ -236,95 +221,6 @@ def _summary(result: api.BatchResult) -> None:
             )
 
 
-def _print_report(rep: Report) -> None:
-    b, f = rep.baseline, rep.refined
-    title = "every gate on every artifact" if rep.source == "reaudit" else "the runs' verdicts"
-    table = Table(title=f"single-shot baseline vs refined ({title})")
-    table.add_column("metric")
-    table.add_column("baseline", justify="right")
-    table.add_column("refined", justify="right")
-    rows: list[tuple[str, str, str]] = [
-        ("artifacts", f"{b.artifacts}", f"{f.artifacts}"),
-        ("artifacts passing every gate", f"{b.passing}", f"{f.passing}"),
-        ("placeholder rate", f"{b.placeholder_rate:.1%}", f"{f.placeholder_rate:.1%}"),
-        ("value coherence", f"{b.value_coherence:.1%}", f"{f.value_coherence:.1%}"),
-        ("RI violations", f"{b.ri_violations}", f"{f.ri_violations}"),
-        ("prose: unknown entities", f"{b.prose_unknown_entities}", f"{f.prose_unknown_entities}"),
-        ("prose: key coverage", f"{b.prose_coverage:.1%}", f"{f.prose_coverage:.1%}"),
-        ("prose: truncated", f"{b.prose_truncated}", f"{f.prose_truncated}"),
-        ("prose: mean words", f"{b.mean_words:.0f}", f"{f.mean_words:.0f}"),
-        ("attempts per artifact", "1", f"{rep.mean_attempts:.2f} (max {rep.max_attempts})"),
-    ]
-    for row in rows:
-        table.add_row(*row)
-    out.print(table)
-    for note in rep.notes:
-        out.print(f"note: {note}", markup=False)
-    out.print("runs: " + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
-    _print_costs(rep)
-    if rep.learning is not None:
-        _print_learning(rep.learning)
-
-
-def _print_learning(data: dict[str, Any]) -> None:
-    """The report's learning section: reliability, overlays (stale flagged), patterns."""
-    table = Table(title=f"learning ({data['records']} outcome records; membrane learn report)")
-    for col in ("proposer", "runs", "reliability", "overlay"):
-        table.add_column(col)
-    for name, p in data["proposers"].items():
-        ov = p["overlay"]
-        table.add_row(
-            name,
-            str(p["runs"]),
-            _num(p["reliability"]),
-            "none"
-            if ov is None
-            else f"risk x{ov['risk_multiplier']}, retries {ov['max_retries']}"
-            + (", approval" if ov["require_approval"] else "")
-            + (" STALE" if p["stale"] else ""),
-        )
-    out.print(table)
-    for p in data["patterns"]:
-        out.print(f"pattern {p['key']}: {p['occurrences']} times", markup=False)
-
-
-_SHOWN_RUN_COSTS = 20
-
-
-def _print_costs(rep: Report) -> None:
-    """Tokens and time per batch, and per run for the runs that called a model."""
-    table = Table(title="cost per batch (model tokens and time)")
-    for col in ("batch", "runs", "calls", "prompt tok", "completion tok", "model s", "wall s"):
-        table.add_column(col, justify="left" if col == "batch" else "right")
-    for c in rep.batch_costs:
-        table.add_row(
-            c.id,
-            str(c.runs),
-            f"{c.calls} ({c.cached_calls} cached)",
-            str(c.tokens_prompt),
-            str(c.tokens_completion),
-            f"{c.model_seconds:.2f}",
-            f"{c.wall_seconds:.2f}",
-        )
-    out.print(table)
-    used = [c for c in rep.run_costs if c.calls]
-    if not used:
-        return
-    runs = Table(title="cost per run (runs that called a model)")
-    for col in ("run", "calls", "tokens", "model s", "wall s"):
-        runs.add_column(col, justify="left" if col == "run" else "right")
-    for c in used[:_SHOWN_RUN_COSTS]:
-        runs.add_row(
-            c.id, str(c.calls), str(c.tokens), f"{c.model_seconds:.2f}", f"{c.wall_seconds:.2f}"
-        )
-    out.print(runs)
-    tokens = [c.tokens for c in used]
-    more = (
-        f"; {len(used) - _SHOWN_RUN_COSTS} more with --json" if len(used) > _SHOWN_RUN_COSTS else ""
-    )
-    out.print(f"per run: mean {sum(tokens) / len(tokens):.0f} tokens, max {max(tokens)}{more}")
-
-
 def _refine(args: argparse.Namespace, root: Path) -> int:
     result = api.run_refine(
         root,
@@ -363,7 +259,7 @@ def _report(args: argparse.Namespace, root: Path) -> int:
     if args.json:
         emit_json(rep.to_dict())
     else:
-        _print_report(rep)
+        print_report(rep)
     return EXIT_OK
 
 

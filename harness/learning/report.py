@@ -129,6 +129,55 @@ def proposers(state: LearningState, now: datetime, stale_days: int) -> dict[str,
     return out
 
 
+def status(ws: Workspace, state: LearningState, same: bool | None, now: datetime) -> dict[str, Any]:
+    """`membrane learn status`'s data: the learned state per proposer (stale overlays
+    flagged) and its patterns; `same`: whether a rebuild equalled the incremental state."""
+    stale_days = ws.config().learning.stale_days
+    return {
+        "records": state.records,
+        "rebuilt_equals_incremental": same,
+        "stale_days": stale_days,
+        "proposers": proposers(state, now, stale_days),
+        "patterns": [
+            {
+                "key": p.key,
+                "occurrences": p.occurrences,
+                "since_relax": p.since_relax,
+                "confidence": p.confidence,
+                "last_seen": p.last_seen,
+                "fix_hint": p.fix_hint,
+            }
+            for p in sorted(state.patterns.values(), key=lambda p: (-p.occurrences, p.key))
+        ],
+    }
+
+
+def report_data(ws: Workspace, data: dict[str, Any]) -> dict[str, Any]:
+    """`membrane learn report`'s data from `status`'s: strongest and weakest proposers,
+    patterns seen 3+ times, overlays (stale ones flagged) and what the last cycle changed."""
+    ranked = sorted(
+        (
+            {"proposer": name, "runs": p["runs"], "reliability": p["reliability"]}
+            for name, p in data["proposers"].items()
+            if p["reliability"] is not None
+        ),
+        key=lambda r: (-r["reliability"], r["proposer"]),
+    )
+    return {
+        "records": data["records"],
+        "strongest": ranked[:3],
+        "weakest": list(reversed(ranked[-3:])) if ranked else [],
+        "overlays": [
+            {"proposer": name, **p["overlay"], "stale": p["stale"]}
+            for name, p in data["proposers"].items()
+            if p["overlay"]
+        ],
+        "patterns": [p for p in data["patterns"] if p["occurrences"] >= 3],
+        "last_cycle": last_cycle(ws),
+        "proposers": data["proposers"],
+    }
+
+
 def markdown(data: dict[str, Any]) -> str:
     """`membrane learn report` for people (the JSON report rendered)."""
     lines = [f"# Learning report ({data['records']} outcome records)", ""]
