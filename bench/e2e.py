@@ -110,6 +110,26 @@ def _instrument(stages: dict[str, float], opened: list[Any]) -> None:
     timed(Agenda, "decide", "agenda")
     timed(Scratch, "put", "scratch")
     timed(Critic, "report", "critique")
+    _count_classifications()
+
+
+def _count_classifications() -> None:
+    """Each HermiT classification the batch makes, into `_CLASSIFIED` (inside `session`:
+    counted, not timed)."""
+    from ontology import pools
+
+    real_build = pools.build_index
+
+    def build_index(*args: Any, **kwargs: Any) -> Any:
+        _CLASSIFIED.append(1)
+        return real_build(*args, **kwargs)
+
+    pools.build_index = build_index
+
+
+# HermiT classifications the batch made (0: its ontology came from a cache, the per-user
+# one for a fresh workspace: `ontology.shared`; MEMBRANE_CACHE_DIR=off measures without it)
+_CLASSIFIED: list[int] = []
 
 
 def _child_batch(
@@ -138,6 +158,7 @@ def _child_batch(
         "skipped": len(result.skipped),
         "committed": sum(1 for r in result.runs if r.state == "COMMITTED"),
         "stages": stages,
+        "classified": len(_CLASSIFIED),
         "memo_entries": memos,
         "report_source": result.report.source if result.report else None,
     }
@@ -245,6 +266,7 @@ def run(
             "pack": "facility",
             "workers": workers,
             "executor": executor,
+            "shared_cache": os.environ.get("MEMBRANE_CACHE_DIR", "default"),
         },
         "figures": {
             "artifacts_per_s": round(n / wall, 2),
@@ -254,6 +276,7 @@ def run(
             "harness_share": round(outside / batch["batch_s"], 4),
             "stage_s": {k: round(v, 3) for k, v in sorted(stages.items())},
             "biggest_stage": biggest,
+            "ontology_classified": batch["classified"],  # 0: from the shared cache
             "report_s": round(report["report_s"], 3),
             "report_process_wall_s": round(report_wall, 2),
             "report_process_cpu_s": round(report_cpu, 2),

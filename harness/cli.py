@@ -48,6 +48,10 @@ examples:
 exit codes: 0 ok, 1 internal error (pack test: an expectation failed), 2 bad input/setup, 3 a run did not commit
 (batch --strict, refine), 4 a trace does not verify, 5 a model endpoint is unavailable
 or a --replay missed (the batch stopped early).
+
+environment: MEMBRANE_WORKSPACE (the default --workspace); MEMBRANE_CACHE_DIR (classified
+ontologies shared by every workspace, default ~/.cache/membrane; off: each workspace
+classifies its own).
 """
 
 

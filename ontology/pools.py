@@ -26,6 +26,7 @@ import owlready2
 from harness.errors import PackError
 from harness.pack import Pack
 from harness.pools import ClassInfo, IndividualInfo, Pools
+from ontology import shared
 from ontology.axioms import fragment
 from ontology.classify import default_classifier
 from ontology.diagnose import inconsistent_individuals
@@ -87,6 +88,8 @@ def load_index(
     onto_hash, key = _cache_key(pack)
     paths = [cache_dir / f"ontology-{key[:32]}.{ext}" for ext in ("json", "base.nt", "viol.nt")]
     stamps = _stamps(paths)
+    if stamps is None and shared.fetch(paths):  # another workspace classified it
+        stamps = _stamps(paths)
     if stamps is not None:
         memo_key = (str(paths[0].resolve()), key, stamps, str(pack.root),
                     pack.config.ontology.model_dump_json())
@@ -116,10 +119,12 @@ def load_index(
             hint=TIMEOUT_ADVICE,
         ) from exc
     cache_dir.mkdir(parents=True, exist_ok=True)
-    for path, text in zip(paths, (index.model_dump_json(), base_nt, viol_nt), strict=True):
+    texts = (index.model_dump_json(), base_nt, viol_nt)
+    for path, text in [*zip(paths, texts, strict=True)][::-1]:  # the index last
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
+    shared.publish(paths)  # for the next workspace that needs it
     return _for_pack(index, pack), base_nt, viol_nt
 
 
@@ -184,7 +189,8 @@ def check_ontology(pack: Pack, cache_dir: Path) -> None:
     these checks when it was built, so a cache hit returns at once. Call it before the
     workspace is created: `load_pools` would raise the same errors, but later."""
     _, key = _cache_key(pack)
-    if (cache_dir / f"ontology-{key[:32]}.json").is_file():
+    name = f"ontology-{key[:32]}.json"
+    if (cache_dir / name).is_file() or shared.has(name):
         return
     memo = (str(pack.ontology_path), key)
     loaded = _CHECKED.get(memo) or load_ontology(pack.ontology_path, pack.ontology_imports)

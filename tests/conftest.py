@@ -12,6 +12,9 @@ from harness.pack import Pack, load_pack
 from tests.proposers.server import Responder, ScriptedServer
 
 os.environ["MEMBRANE_ALLOW_MODEL_REQUESTS"] = "0"
+# each test classifies its own workspace's ontology (tests/ontology/test_shared_cache.py
+# turns the per-user cache on where it is the subject)
+os.environ["MEMBRANE_CACHE_DIR"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent
 FACILITY = ROOT / "packs" / "facility"
