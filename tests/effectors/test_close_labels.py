@@ -40,3 +40,23 @@ def test_the_memo_is_bounded() -> None:
     for i in range(MEMO_SIZE + 5):
         close(f"w{i}")
     assert len(close._memo) <= MEMO_SIZE
+
+
+def test_a_label_exactly_at_the_cutoff_is_kept() -> None:
+    """difflib keeps a ratio equal to the cutoff; the prefilter's Indel similarity of the
+    same pair is 0.30000000000000004 here, which rapidfuzz's own cutoff would drop."""
+    close = CloseLabels(["0aaa00"], n=1, cutoff=0.3)
+    assert close("000000000000a0") == ("0aaa00",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(labels=st.lists(st.text(alphabet="ab0 ", min_size=5, max_size=40), max_size=40,
+                       unique=True),
+       word=st.text(alphabet="ab0 ", max_size=40), cutoff=st.sampled_from([0.5, 0.3, 0.7]))
+def test_long_labels_of_few_letters_the_same_as_difflib(
+    labels: list[str], word: str, cutoff: float
+) -> None:
+    """Few letters: many equal scores and ratios right at the cutoff."""
+    assert list(CloseLabels(labels, n=8, cutoff=cutoff)(word)) == difflib.get_close_matches(
+        word, labels, n=8, cutoff=cutoff
+    )
