@@ -92,7 +92,8 @@ def _when(text: str) -> datetime | None:
 
 
 def _source_run(ws: Workspace, row: CommitRow) -> str | None:
-    """The run a commit's metrics sidecar names (an approval's held run, a revert's source)."""
+    """The run a commit's metrics sidecar names (an approval's held run; a revert's names
+    none: `_protected_runs` keeps the runs that published its content)."""
     try:
         data = json.loads((ws.current / "metrics" / f"{row.metrics_hash}.json").read_bytes())
     except (OSError, ValueError):
@@ -140,11 +141,18 @@ def _protected_runs(ws: Workspace, ledger: Ledger, runs: list[RunRow]) -> dict[s
         out[h.run_id] = "held for review"
     for run_id, _seq, _payload in ledger.trace_tails():
         out[run_id] = "review records still to append"
+    first: dict[tuple[str, str], list[str]] = {}  # (artifact, content) -> runs that committed it
+    for row in ledger.all_commits():
+        first.setdefault((row.artifact_id, row.content_hash), []).append(row.run_id)
     for row in ledger.latest_commits():
         out.setdefault(row.run_id, "the newest commit's run")
         src = _source_run(ws, row)
         if src is not None:
             out.setdefault(src, "the run the newest commit's metrics name")
+        # a revert's sidecar names no run: `trace why` reads the run that first published
+        # the restored content
+        for run_id in first.get((row.artifact_id, row.content_hash), ()):
+            out.setdefault(run_id, "the run that published the newest content (a revert's source)")
     newest: dict[str, RunRow] = {}
     for r in runs:  # the ledger's order is start order
         newest[r.artifact_id] = r

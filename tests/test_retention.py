@@ -153,3 +153,32 @@ def test_gc_waits_for_no_writer(workspace: Path, capsys: pytest.CaptureFixture[s
     with ws.lock():
         code, _ = _run(capsys, "gc", "-w", str(workspace), "--keep-archive", "0", "--apply")
     assert code == 2 and "another membrane process" in _ERR[0]
+
+
+def test_gc_keeps_the_trace_a_reverted_version_is_explained_by(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A revert's metrics sidecar names no run: `trace why` of the restored content reads
+    the run that first published it, so gc keeps that run's trace (it pruned it before)."""
+    import shutil
+
+    ws = tmp_path / "ws"
+    shutil.copytree(workspace, ws)
+    changed = [json.loads(x) for x in
+               (FACILITY / "corpus" / "demo.clean.jsonl").read_text().splitlines()[:3]]
+    art = changed[0]
+    room = art["tables"]["rooms"][0]["room_id"]
+    assert main(["revert", art["id"], "--to", "1", "-w", str(ws), "--json"]) == 0
+    capsys.readouterr()
+    code, done = _run(capsys, "gc", "-w", str(ws), "--keep-traces-days", "0", "--apply", "--json")
+    assert code == 0
+    # the other changed artifacts' first runs, and the run of the version the revert undid
+    assert sorted(done["traces"]) == sorted(
+        [f"{a['id']}.r1" for a in changed[1:]] + [f"{art['id']}.r2"]
+    )
+    code, why = _run(capsys, "trace", "why", art["id"], "rooms", room, "floor", "-w", str(ws),
+                     "--json")
+    assert code == 0, _ERR[0]
+    assert why["version"] == 3 and why["value"] == art["tables"]["rooms"][0]["floor"]
+    kept = plan_gc(Workspace(ws), keep_archive=None, keep_traces_days=0).kept
+    assert kept.get("trace: the run that published the newest content") == 1
