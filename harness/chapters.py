@@ -33,7 +33,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from harness.errors import PackError
 from harness.ledger import CommitRow, Ledger
-from harness.models import ARTIFACT_ID_PATTERN, Artifact
+from harness.models import ARTIFACT_ID_PATTERN, PROSE_FIELD, Artifact
 from harness.pack import Pack, load_pack
 from harness.workspace import Workspace
 
@@ -85,6 +85,16 @@ _CELL_ESCAPE = {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_", "[
 _CELL_RE = re.compile("[" + re.escape("".join(_CELL_ESCAPE)) + "]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PLAIN = re.compile(r"[^\\|`*_\[\]<>&\x00-\x1f\x7f\x85\u2028\u2029]*")
+
+
+def _sorted_keys(value: Any) -> Any:
+    """A JSON-like value with every object's keys in sorted order (as canonical bytes
+    hold them)."""
+    if isinstance(value, Mapping):
+        return {k: _sorted_keys(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
 
 
 def md_cell(value: object) -> str:
@@ -174,8 +184,10 @@ class ChapterRenderer:
 
     def context(self, artifact: Artifact, row: CommitRow, attempts: object) -> dict[str, Any]:
         """What the template sees. Tables in the pack's order (others by name), columns in
-        the binding's order (others by name): the same whether the artifact comes from the
-        proposer or from its canonical (sorted-key) bytes."""
+        the binding's order (others by name), prose fields `prose` first then by name (as
+        PROSE_GATE judges them), `meta`'s keys sorted: the same whether the artifact comes
+        from the proposer (one process) or from its canonical, sorted-key bytes (a
+        `--workers` batch, recovery)."""
         bound = self.pack.tables if self.pack else {}
         names = [t for t in bound if t in artifact.tables]
         names += sorted(t for t in artifact.tables if t not in bound)
@@ -195,12 +207,14 @@ class ChapterRenderer:
                 }
             )
         title = artifact.meta.get("title") if isinstance(artifact.meta, Mapping) else None
+        texts = artifact.texts()
+        order = [PROSE_FIELD, *sorted(k for k in texts if k != PROSE_FIELD)]
         return {
             "id": artifact.id,
             "title": title if isinstance(title, str) and title.strip() else artifact.id,
-            "prose": [(name, text) for name, text in artifact.texts().items() if text],
+            "prose": [(name, texts[name]) for name in order if texts[name]],
             "tables": tables,
-            "meta": artifact.meta,
+            "meta": _sorted_keys(artifact.meta),
             "version": row.version,
             "content_hash": row.content_hash,
             "run_id": row.run_id,
