@@ -15,7 +15,8 @@ another version of membrane never reads this one's entries. Entries are checked 
 workspace's own are (the index's key, its schema); a damaged one is rebuilt and replaced.
 Writing is best effort (a read-only or full home only costs the classification); each
 file is written whole (a temporary file, then a rename), the index last, so an index
-here means its N-Triples are here too. Safe to delete at any time.
+here means its N-Triples are here too. The `ontology/` folder is safe to delete at any
+time (its parent may also hold the benchmarks' downloads, `bench/`).
 """
 
 from __future__ import annotations
