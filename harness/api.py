@@ -527,12 +527,7 @@ def run_refine(
 
 
 def _require_runs(ws: Workspace) -> None:
-    if not ws.ledger_path.exists():
-        raise ConfigError(
-            "nothing has run in this workspace yet",
-            file=ws.root,
-            hint="run `membrane batch` first, or pass --workspace",
-        )
+    ws.require_runs()
 
 
 def run_report(root: Path, pack_arg: str | Path | None = None, *, reaudit: bool = False) -> Report:

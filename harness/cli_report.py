@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness import storage
-from harness.errors import ConfigError, StorageError
+from harness.errors import StorageError
 from harness.learning import report as learn_report
 from harness.learning.store import load_state
 from harness.locate import workspace_pack
@@ -66,12 +66,7 @@ def recorded(args: argparse.Namespace) -> int | None:
 
 def _recorded(args: argparse.Namespace, root: Path) -> int | None:
     ws = Workspace(root)
-    if not ws.ledger_path.exists():
-        raise ConfigError(
-            "nothing has run in this workspace yet",
-            file=ws.root,
-            hint="run `membrane batch` first, or pass --workspace",
-        )
+    ws.require_runs()
     try:
         rep = recorded_report(ws, workspace_pack(ws, ws.config(), args.pack))
     except NotRecorded:

@@ -522,8 +522,8 @@ def _source(
     sidecar names the version it restored: the run that made that version."""
     rec = recorded.get(c.run_id)
     pub = rec.published if rec is not None else None
-    if pub is not None and pub[1] == c.metrics_hash:
-        return c.run_id, pub[2]
+    if pub is not None and pub.metrics_hash == c.metrics_hash:
+        return c.run_id, pub.attempt
     mpath = os.path.join(ws.current, "metrics", f"{c.metrics_hash}.json")
     try:
         m = _read_json(mpath)
@@ -602,8 +602,8 @@ def recorded_report(ws: Workspace, pack: Pack) -> Report:
             )
         fig = figs.get(run_id)
         pub = fig.published if fig is not None else None
-        if pub is not None and pub[0] == c.content_hash:
-            refined.add(pub[3].cells, pub[3].words, verdicts, expected)
+        if pub is not None and pub.content_hash == c.content_hash:
+            refined.add(pub.counted.cells, pub.counted.words, verdicts, expected)
             continue
         payload = _read_json(os.path.join(committed, f"{c.content_hash}.json"))
         refined.add(cells.count(payload), _words(payload.get("prose")), verdicts, expected)

@@ -353,6 +353,15 @@ class Workspace:
     def state(self) -> Path:
         return self.root / ".membrane"
 
+    def require_runs(self) -> None:
+        """A ConfigError (exit 2) when nothing has run here yet (there is no ledger)."""
+        if not self.ledger_path.exists():
+            raise ConfigError(
+                "nothing has run in this workspace yet",
+                file=self.root,
+                hint="run `membrane batch` first, or pass --workspace",
+            )
+
     @property
     def ledger_path(self) -> Path:
         return self.state / "ledger.sqlite"

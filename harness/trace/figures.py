@@ -34,6 +34,7 @@ __all__ = [
     "Counted",
     "Judged",
     "Published",
+    "PublishedCounted",
     "RecordedRun",
     "RunFigures",
     "judged_of_record",
@@ -193,7 +194,7 @@ def _judged(doc: Any) -> Judged:
     return Judged(
         passed,
         tuple((str(c), str(s)) for c, s in codes),
-        None if cov is None else _coverage_of(cov),
+        _coverage_of(cov),
     )
 
 
@@ -203,6 +204,16 @@ class Counted:
 
     words: int
     cells: int
+
+
+@dataclass(frozen=True)
+class PublishedCounted:
+    """What a run committed or held, as the report reads it back."""
+
+    content_hash: str
+    metrics_hash: str
+    attempt: int  # the attempt its metrics sidecar names
+    counted: Counted
 
 
 @dataclass(frozen=True)
@@ -219,7 +230,7 @@ class RecordedRun:
     model_seconds: float
     verdicts: dict[int, dict[str, Judged]]
     inputs: Counted
-    published: tuple[str, str, int, Counted] | None  # content hash, metrics hash, attempt
+    published: PublishedCounted | None
 
     @classmethod
     def parse(cls, text: str | bytes, named: Mapping[str, frozenset[str]]) -> RecordedRun | None:
@@ -239,7 +250,7 @@ class RecordedRun:
                 if type(pwords) is not int or type(attempt) is not int:
                     return None
                 counted = Counted(pwords, inputs.cells if pcells is None else _named(pcells, named))
-                published = (str(chash), str(mhash), attempt, counted)
+                published = PublishedCounted(str(chash), str(mhash), attempt, counted)
             ints = [doc[k] for k in ("calls", "cached_calls", "tokens_prompt", "tokens_completion")]
             if not all(type(i) is int for i in ints):
                 return None

@@ -141,7 +141,7 @@ def test_a_recorded_shape_counts_what_the_report_counts_in_the_file(
     assert rec is not None
     assert rec.inputs.cells == cells.count(payload)
     assert rec.inputs.words == len(payload.get("prose", "").split())
-    assert rec.published is not None and rec.published[3] == rec.inputs
+    assert rec.published is not None and rec.published.counted == rec.inputs
 
 
 def _figures(art: Artifact) -> str:
