@@ -51,7 +51,8 @@ or a --replay missed (the batch stopped early).
 
 environment: MEMBRANE_WORKSPACE (the default --workspace); MEMBRANE_CACHE_DIR (classified
 ontologies shared by every workspace, default ~/.cache/membrane; off: each workspace
-classifies its own).
+classifies its own); MEMBRANE_WORKER_START=spawn (batch --workers: spawn the workers, never
+fork them).
 """
 
 

@@ -68,7 +68,85 @@ def test_two_workers_commit_what_one_process_commits_byte_for_byte(
 
 
 def _workers_left() -> list[int]:
-    return [p for p in children(os.getpid()) if "spawn_main" in cmdline(p) and alive(p)]
+    return [p for p in workers_of(os.getpid()) if alive(p)]
+
+
+def workers_of(pid: int) -> list[int]:
+    """The pool workers among `pid`'s children: spawned ones run `spawn_main`, forked ones
+    the parent's own command line (a JVM or a model server the test started runs another)."""
+    own = cmdline(pid)
+    return [p for p in children(pid) if "spawn_main" in (line := cmdline(p)) or line == own]
+
+
+def test_workers_fork_only_from_one_thread_on_linux_unless_told_to_spawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forked workers skip the imports (`Prestarted`); a process with another thread (a JVM,
+    DuckDB's pool, a progress bar) may hold a lock a fork copies half-way: spawn then."""
+    import subprocess
+    import sys
+    import threading
+
+    from harness.pool import START_ENV, start_method
+
+    probe = "from harness.pool import start_method; print(start_method())"
+    env = {k: v for k, v in os.environ.items() if k != START_ENV}
+    fresh = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert fresh.stdout.strip() == ("fork" if sys.platform == "linux" else "spawn")
+    told = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+        env={**env, START_ENV: "spawn"},
+    )
+    assert told.stdout.strip() == "spawn"
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert start_method() == "spawn"
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_forked_workers_of_the_cli_commit_what_one_process_commits(
+    one_process_48: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`membrane batch --workers 2` from a fresh process forks its workers (one thread, on
+    Linux): the same committed bytes as one process, traces that verify, no worker left."""
+    import subprocess
+    import sys
+
+    if sys.platform != "linux":
+        pytest.skip("workers fork on Linux only")
+    corpus, one = one_process_48
+    probe = tmp_path / "probe.py"  # the CLI, telling how its workers started
+    probe.write_text(
+        "import sys\n"
+        "import harness.pool as pool\n"
+        "real = pool.Prestarted.__init__\n"
+        "def init(self, workers):\n"
+        "    real(self, workers)\n"
+        "    print('started by', self.method, file=sys.stderr)\n"
+        "pool.Prestarted.__init__ = init\n"
+        "from harness.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    argv = [sys.executable, str(probe), "batch", str(corpus), "--pack", str(PACK), "--json"]
+    argv += ["-w", str(tmp_path / "ws"), "--workers", "2", "--cohort-size", "8", "--no-progress"]
+    env = {k: v for k, v in os.environ.items() if k != "MEMBRANE_WORKER_START"}
+    done = subprocess.run(
+        argv, check=False, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "started by fork" in done.stderr
+    assert published(tmp_path / "ws") == published(one)
+    verify(tmp_path / "ws", capsys)
 
 
 def test_prestarted_workers_no_batch_took_are_stopped_at_once() -> None:
@@ -234,7 +312,7 @@ def test_the_workers_die_with_a_killed_batch(
         workers: list[int] = []
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
-            workers = [p for p in children(proc.pid) if "spawn_main" in cmdline(p)]
+            workers = workers_of(proc.pid)
         assert len(workers) == 2, "the workers did not start"
         proc.kill()
         proc.wait()

@@ -118,6 +118,10 @@ def _child(
         # child is a process of its own, which `batch --workers` may give children
         multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
         tally: dict[str, int] = {}
+        if point is not None or counts:
+            # the points are the parent's (the commit point): `batch --workers` workers are
+            # spawned, so they do not inherit the patches a fork would copy into them
+            os.environ["MEMBRANE_WORKER_START"] = "spawn"
         if point is not None:
             install(point)
         if counts:
