@@ -397,11 +397,13 @@ def run_batch(
     _check_ontology(ws, pack)  # before the lock: it creates .membrane/
     prestarted: Prestarted | None = None
     if workers and executor == "process" and _may_have_work(ws, corpus):
-        from harness.pool import Prestarted
+        from harness.pool import EarlySpec, Prestarted
 
-        # the workers import what they judge with while this process opens the session
-        # and reads the corpus; released (stopped) whatever happens below
-        prestarted = Prestarted(workers)
+        # the workers start their JVM and build their gates while this process opens the
+        # session and reads the corpus; released (stopped) whatever happens below
+        opts = EngineOptions(proposer=proposer, max_attempts=max_attempts, replay=replay)
+        early = EarlySpec(str(ws.root.resolve()), str(pack.root.resolve()), opts)
+        prestarted = Prestarted(workers, early)
     try:
         with ws.lock():
             session = open_session(

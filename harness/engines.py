@@ -6,7 +6,7 @@ workers decide as the parent would."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -126,9 +126,12 @@ def build_engines(
     lessons: tuple[Any, ...],
     clock: Callable[[], str],
     judge: bool = True,
+    gates: Mapping[E, Gate] | None = None,
 ) -> Engines:
     """Gates, proposer, agenda and policy for one process. Without `judge` (the parent of
-    `--workers`, which only commits) no gate is built (`build_gates` when it must). The
+    `--workers`, which only commits) no gate is built (`build_gates` when it must);
+    `gates` built already from the same workspace, config, pack, pools and options (a
+    `--workers` worker builds them while the batch opens its session) are used as they are. The
     proposer is built when first used (`DeferredProposer`) without `judge` and for the
     built-in offline one, which can raise nothing the gates did not (a setup error of
     another one, e.g. a model endpoint's settings, is still raised here)."""
@@ -143,7 +146,7 @@ def build_engines(
     deferred = not judge or proposer_name == "offline"
     return Engines(
         agenda=Agenda.named(pack.config.policy.rules),
-        gates=build_gates(ctx) if judge else {},
+        gates=dict(gates) if gates is not None else build_gates(ctx) if judge else {},
         proposer=DeferredProposer(proposer) if deferred else proposer(),
         proposer_id=proposer_id_for(config, proposer_name),
         overlay=overlay,

@@ -65,6 +65,7 @@ from harness.workspace import SyncGroup, Workspace
 __all__ = [
     "CohortResult",
     "CohortTask",
+    "EarlySpec",
     "Executor",
     "PoolBatchRun",
     "Prestarted",
@@ -94,6 +95,39 @@ class WorkerSpec:
     batch_id: str
     pack_name: str
     pack_version: str
+
+
+@dataclass(frozen=True)
+class EarlySpec:
+    """What a batch knows of its workers' gates before it opens its session: the workspace,
+    the pack and the options (`WorkerSpec` has the rest, from the session)."""
+
+    root: str
+    pack: str
+    options: EngineOptions
+
+
+@dataclass
+class _Early:
+    """Gates a worker built from an `EarlySpec` while the batch opened its session, with
+    what they were built from (`init_worker` uses them when its spec still says the same)."""
+
+    spec: EarlySpec
+    config: Any
+    pack: Any
+    pools: Any
+    gates: dict[Any, Any]
+
+    def fits(self, spec: WorkerSpec, config: Any, pack: Any) -> bool:
+        early = self.spec
+        return (early.root, early.pack, early.options) == (spec.root, spec.pack, spec.options) \
+            and config == self.config and pack == self.pack
+
+    def close(self) -> None:
+        for gate in self.gates.values():
+            closer = getattr(gate, "close", None)
+            if callable(closer):
+                closer()
 
 
 @dataclass(frozen=True)
@@ -252,10 +286,12 @@ class _Worker:
 
 
 _STATE: dict[str, _Worker] = {}  # this worker process's engines, under "worker"
+_EARLY: dict[str, _Early] = {}  # gates `prewarm` built, under "gates", until a spec takes them
 
 
 def init_worker(spec: WorkerSpec) -> None:
-    """Build this worker's engines once (gates warm for every cohort it judges)."""
+    """Build this worker's engines once (gates warm for every cohort it judges); the gates
+    `prewarm` built are used if they were built from what `spec` says."""
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     from ontology import load_pools  # owlready2 is heavy: imported where it is used
@@ -263,13 +299,21 @@ def init_worker(spec: WorkerSpec) -> None:
     ws = Workspace(Path(spec.root))
     config = ws.config()
     pack = load_pack(Path(spec.pack))
+    early = _EARLY.pop("gates", None)
+    gates = None
+    if early is not None and early.fits(spec, config, pack):
+        pools, gates = early.pools, early.gates
+    else:
+        if early is not None:
+            early.close()
+        pools = load_pools(pack, ws.cache)
     ledger, committer = _RecordingLedger(), _RecordingCommitter()
     scratch = _RecordingScratch(ws.scratch, ws.inputs)
     eng = build_engines(
         ws,
         config,
         pack,
-        load_pools(pack, ws.cache),
+        pools,
         spec.options,
         ledger=cast(Ledger, ledger),
         committer=committer,
@@ -277,9 +321,38 @@ def init_worker(spec: WorkerSpec) -> None:
         overlay=spec.overlay,
         lessons=spec.lessons,
         clock=utc_now,
+        gates=gates,
     )
     eng.durable = _NoSync
     _STATE["worker"] = _Worker(spec, ws, eng, ledger, committer, scratch)
+
+
+def _build_early(early: EarlySpec) -> None:
+    """The gates of `early`, built and the value gate's reasoner warmed (its JVM parses the
+    ontology), into `_EARLY`; nothing when the pack's ontology is not classified yet (the
+    batch's own process classifies it as it opens its session, once) or anything fails
+    (the first cohort then builds them, and raises what it must)."""
+    from harness.engines import build_gates, gate_context
+    from harness.models import Effector
+    from ontology import index_cached, load_pools
+
+    try:
+        ws = Workspace(Path(early.root))
+        config = ws.config()
+        pack = load_pack(Path(early.pack))
+        if not index_cached(pack, ws.cache):
+            return
+        pools = load_pools(pack, ws.cache)
+        gates = build_gates(gate_context(ws, config, pack, pools, early.options))
+        _EARLY["gates"] = _Early(early, config, pack, pools, dict(gates))
+        warm = getattr(gates.get(Effector.VALUE_GATE), "warm_up", None)
+        if callable(warm):
+            warm()
+    except Exception as exc:  # an optimisation: the first cohort builds them, or raises
+        _log.debug("worker gates not built early: %s", exc)
+        gone = _EARLY.pop("gates", None)
+        if gone is not None:
+            gone.close()
 
 
 # What every worker judges with, imported by `prewarm` while the parent is still opening its
@@ -294,16 +367,20 @@ _PREWARM = (
 )
 
 
-def prewarm() -> None:
+def prewarm(early: EarlySpec | None = None) -> None:
     """A process pool worker's initializer: it dies with the parent, leaves Ctrl-C to it,
-    imports what it judges with and starts the JVM. The engines are built by its first
-    cohort (`judge_as`), which carries the spec the parent had by then."""
+    imports what it judges with and starts the JVM; with `early`, builds its gates too
+    (`_build_early`), while the parent opens its session and reads the corpus. The engines
+    are built by its first cohort (`judge_as`), which carries the spec the parent had by
+    then."""
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a batch stops
     for name in _PREWARM:
         importlib.import_module(name)
     # the value gate's JVM, as its reasoner starts it (not with MEMBRANE_REASONER=subprocess)
     importlib.import_module("ontology.warm").warm_available()
+    if early is not None:
+        _build_early(early)
 
 
 def _ready() -> None:
@@ -399,9 +476,14 @@ class Executor(Protocol):
     def shutdown(self, wait: bool = True) -> None: ...
 
 
-def _new_pool(workers: int, method: str = "spawn") -> ProcessPoolExecutor:
+def _new_pool(
+    workers: int, method: str = "spawn", early: EarlySpec | None = None
+) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context(method), initializer=prewarm
+        max_workers=workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=prewarm,
+        initargs=(early,),
     )
 
 
@@ -427,13 +509,14 @@ def start_method() -> str:
 
 
 class Prestarted:
-    """`workers` processes spawned before the batch knows what they will judge: they
-    import what they judge with while this process opens its session and reads the
-    corpus (before, they started only when the first cohort was sent, ~4 s into a
-    batch). A `ProcessExecutor` takes them over; `release()` stops them at the end, at
-    once if no executor took them (a batch with nothing to do, an error on the way)."""
+    """`workers` processes started before the batch knows what they will judge (forked or
+    spawned: `start_method`): they start their JVM, and with `early` build their gates,
+    while this process opens its session and reads the corpus (before, they started only
+    when the first cohort was sent, ~4 s into a batch). A `ProcessExecutor` takes them
+    over; `release()` stops them at the end, at once if no executor took them (a batch
+    with nothing to do, an error on the way)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, early: EarlySpec | None = None) -> None:
         self.workers = workers
         self.method = start_method()
         if self.method == "fork":  # imported once here, not once in each worker
@@ -441,7 +524,7 @@ class Prestarted:
                 importlib.import_module(name)
             sys.stdout.flush()  # a worker flushes its copy of these buffers as it exits
             sys.stderr.flush()
-        self.pool = _new_pool(workers, self.method)
+        self.pool = _new_pool(workers, self.method, early)
         self.taken = False
         for _ in range(workers):  # a spawn-context pool starts one process per call sent
             self.pool.submit(_ready)  # (a fork-context one all of them at the first)

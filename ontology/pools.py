@@ -182,6 +182,14 @@ def _mentionable_classes(pack: Pack, pools: Pools) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def index_cached(pack: Pack, cache_dir: Path) -> bool:
+    """Whether the pack's classified index is in `cache_dir` or the per-user cache, so that
+    `load_index` will not classify (a worker building its gates early asks first)."""
+    _, key = _cache_key(pack)
+    name = f"ontology-{key[:32]}.json"
+    return (cache_dir / name).is_file() or shared.has(name)
+
+
 def check_ontology(pack: Pack, cache_dir: Path) -> None:
     """Raise the `PackError`s of the pack's ontology that need no reasoner (it does not
     parse, a binding names no property of the right kind, it is not OWL 2 DL: a non-simple

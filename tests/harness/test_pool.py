@@ -130,8 +130,8 @@ def test_forked_workers_of_the_cli_commit_what_one_process_commits(
         "import sys\n"
         "import harness.pool as pool\n"
         "real = pool.Prestarted.__init__\n"
-        "def init(self, workers):\n"
-        "    real(self, workers)\n"
+        "def init(self, *args):\n"
+        "    real(self, *args)\n"
         "    print('started by', self.method, file=sys.stderr)\n"
         "pool.Prestarted.__init__ = init\n"
         "from harness.cli import main\n"
@@ -373,3 +373,51 @@ def test_a_transcript_name_that_is_not_one_is_refused(tmp_path: Path) -> None:
     assert not any(tmp_path.rglob("*.json")) and not len(group)
     run._write_transcripts([("ab/" + "ab" * 32 + ".json", b"{}")], group)
     assert (tmp_path / ".membrane" / "transcripts" / "ab").is_dir() and len(group) == 1
+
+
+@pytest.mark.java
+def test_a_worker_builds_its_gates_early_and_uses_them_only_for_the_same_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prewarm` builds the gates from what the batch knows before its session (workspace,
+    pack, options) while the session opens; the first cohort's spec takes them when it
+    says the same, else they are closed and built again. Nothing is built early when the
+    ontology is not classified yet (the batch's process classifies it, once), and an early
+    build that fails is left to the first cohort."""
+    from harness import pool
+    from harness.engines import EngineOptions
+    from harness.models import Effector
+    from ontology import load_pools
+
+    monkeypatch.setattr(pool, "die_with_parent", lambda: None)  # this is pytest's process
+    monkeypatch.setattr(pool.signal, "signal", lambda *a: None)
+    monkeypatch.setattr(pool, "_STATE", {})
+    monkeypatch.setattr(pool, "_EARLY", {})
+    root = tmp_path / "ws"
+    pack = load_pack(PACK)
+    early = pool.EarlySpec(str(root.resolve()), str(PACK.resolve()), EngineOptions())
+
+    pool._build_early(early)  # not classified in this workspace (tests share no cache)
+    assert pool._EARLY == {}
+    load_pools(pack, Workspace(root).cache)  # what the batch's session does
+    pool._build_early(replace(early, pack=str(tmp_path / "no-such-pack")))
+    assert pool._EARLY == {}  # a failure: left to the first cohort
+
+    pool._build_early(early)
+    built = pool._EARLY["gates"].gates
+    assert set(built) == {Effector.VALUE_GATE, Effector.RI_GATE, Effector.PROSE_GATE}
+    spec = pool.WorkerSpec(
+        root=early.root, pack=early.pack, options=EngineOptions(), overlay=None, lessons=(),
+        batch_id="b", pack_name="facility", pack_version="1",
+    )
+    pool.init_worker(spec)
+    assert pool._EARLY == {}
+    assert all(pool._STATE["worker"].eng.gates[k] is built[k] for k in built)
+
+    pool._build_early(early)
+    stale = pool._EARLY["gates"].gates
+    closed: list[object] = []
+    monkeypatch.setattr(pool._Early, "close", lambda self: closed.append(self.gates))
+    pool.init_worker(replace(spec, options=EngineOptions(max_attempts=2)))
+    assert closed == [stale] and pool._EARLY == {}
+    assert not any(pool._STATE["worker"].eng.gates[k] is stale[k] for k in stale)
