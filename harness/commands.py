@@ -127,12 +127,20 @@ def _progress(enabled: bool) -> Iterator[api.Progress | None]:
         transient=True,
     )
     task = bar.add_task("runs", total=None)
-    with bar:
+    shown = False
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def update(done: int, total: int) -> None:
+        nonlocal shown
+        if not shown:  # its refresh thread starts with the batch, after `--workers` forked
+            bar.start()
+            shown = True
+        bar.update(task, completed=done, total=total)
 
+    try:
         yield update
+    finally:
+        if shown:
+            bar.stop()
 
 
 def _batch(args: argparse.Namespace, root: Path) -> int:

@@ -421,3 +421,19 @@ def test_a_worker_builds_its_gates_early_and_uses_them_only_for_the_same_batch(
     pool.init_worker(replace(spec, options=EngineOptions(max_attempts=2)))
     assert closed == [stale] and pool._EARLY == {}
     assert not any(pool._STATE["worker"].eng.gates[k] is stale[k] for k in stale)
+
+
+def test_the_progress_bar_starts_its_thread_with_the_batch_not_before() -> None:
+    """`membrane batch`'s bar refreshes from a thread of its own: started before the batch,
+    it would make `--workers` spawn its workers (`start_method`) instead of forking them."""
+    import threading
+
+    from harness import commands
+
+    before = threading.active_count()
+    with commands._progress(True) as update:
+        assert update is not None and threading.active_count() == before
+        update(0, 10)
+        assert threading.active_count() == before + 1
+        update(10, 10)
+    assert threading.active_count() == before
