@@ -176,12 +176,17 @@ class WarmHermit:
         self._splits: OrderedDict[str, _Split] = OrderedDict()  # key -> the base, cut
 
     def prepare(self, *bases: BaseOntology) -> None:
-        """Parse `bases` and run HermiT once on each (loads its classes); not counted as
-        calls, so the first judged cohort does not pay for them."""
+        """Parse `bases`, run HermiT once on each (loads its classes) and cut each for calls
+        with rows (`_split_of`); not counted as calls, so the first judged cohort does not
+        pay for them."""
         calls, seconds = self.calls, self.seconds
-        for base in bases:
-            self._call(base, (), lambda r: r.isConsistent())
-        self.calls, self.seconds = calls, seconds
+        try:
+            for base in bases:
+                self._call(base, (), lambda r: r.isConsistent())
+                if not self.whole_abox:
+                    self._split_of(base)
+        finally:
+            self.calls, self.seconds = calls, seconds
 
     # -- the Reasoner protocol ---------------------------------------------------------------
     def consistent(self, base: BaseOntology, rows: Sequence[RowFacts]) -> bool:
