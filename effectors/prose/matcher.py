@@ -191,6 +191,7 @@ _FOLD = str.maketrans({c: (chr(c).lower() if chr(c).isalnum() else " ") for c in
 
 
 _GAP = "\x01"  # marks a run of two or more separators in the automaton's haystack
+_DFA_BYTES = 200_000  # patterns' total size up to which the automaton is a DFA (~13 MB)
 
 
 class _Automaton(Generic[V]):
@@ -232,8 +233,13 @@ class _Automaton(Generic[V]):
         self.values: list[V | None] = [*(values[k] for k in keys), *(None for _ in gaps)]
         self.multi = [" " in p for p in (*keys, *gaps)]
         kind = _ahocorasick.MatchKind.LeftmostLongest
-        self.ac = _ahocorasick.AhoCorasick(
-            [*(" " + p for p in keys), *(" " + p + _GAP for p in gaps)], matchkind=kind)
+        patterns = [(" " + p).encode() for p in keys] + [(" " + p + _GAP).encode() for p in gaps]
+        # over bytes (the haystack is ASCII: byte offsets are character offsets), as a DFA
+        # while it stays small (~66 bytes of memory per byte of the patterns): a third
+        # fewer instructions a scan than the default contiguous NFA over `str`
+        impl = _ahocorasick.Implementation.DFA if sum(map(len, patterns)) <= _DFA_BYTES \
+            else _ahocorasick.Implementation.ContiguousNFA
+        self.ac = _ahocorasick.BytesAhoCorasick(patterns, matchkind=kind, implementation=impl)
 
     @classmethod
     def build(cls, regex: re.Pattern[str], values: dict[str, V],
@@ -241,11 +247,12 @@ class _Automaton(Generic[V]):
         return cls(regex, values, value) if _ahocorasick is not None else None
 
     def finditer(self, low: str) -> list[tuple[V, int, int]]:
-        """(value, start - 1, end - 1) of group 1 of each `regex.finditer(low)` match."""
+        """(value, start - 1, end - 1) of group 1 of each `regex.finditer(low)` match
+        (`low` is ASCII: the folded text of ASCII text)."""
         values, multi = self.values, self.multi
         hay = (low + " ").replace("  ", _GAP + " ")  # ends with a space: hay[e] exists
         out: list[tuple[V, int, int]] = []
-        for k, s, e in self.ac.find_matches_as_indexes(hay):
+        for k, s, e in self.ac.find_matches_as_indexes(hay.encode("ascii")):
             v = values[k]
             if v is not None:
                 if hay[e] <= " ":  # a space or _GAP: the word ends there
@@ -634,7 +641,7 @@ def _scan_automaton(combined: _Combined, automaton: _Automaton[Any], low: str
     found: list[Anchor] = []
     cues: list[Hit] = []
     x: str | int | None
-    for k, s, e in automaton.ac.find_matches_as_indexes(hay):
+    for k, s, e in automaton.ac.find_matches_as_indexes(hay.encode("ascii")):
         x = kinds[k]
         end = e - 1
         if x is None or hay[e] > " ":  # not a plain phrase on whole words

@@ -677,6 +677,22 @@ def test_automaton_edge_cases_match_the_regex(text: str) -> None:
     assert fast.find(text) == slow.find(text)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_AC_WORDS), st.sampled_from(_AC_SEPS)), max_size=30))
+def test_automaton_as_an_nfa_finds_what_the_regex_finds(parts: list[tuple[str, str]]) -> None:
+    """The automaton is a DFA while its patterns are small, else a contiguous NFA: the same
+    matches either way."""
+    from effectors.prose import matcher
+
+    _, slow = _ac_matchers()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(matcher, "_DFA_BYTES", 0)
+        fast = EntityMatcher(make_pools())
+    text = "".join(w + s for w, s in parts)
+    for t in (text, text.upper()):
+        assert fast.find(t) == slow.find(t)
+
+
 def test_automaton_finds_what_the_regex_finds_on_the_benchmark(real_pools: Pools) -> None:
     from bench.prose_gate import deterministic_pack, long_artifacts
 
