@@ -53,14 +53,15 @@ from harness.errors import InfrastructureError, PackError
 from harness.ledger import CommitRow, FinishRow, HeldRow, Ledger
 from harness.lifeline import die_with_parent
 from harness.loop import start_cohort, step_cohort
-from harness.models import Artifact
-from harness.pack import load_pack
-from harness.ports import Pending
+from harness.models import Artifact, Effector
+from harness.pack import Pack, load_pack
+from harness.pools import Pools
+from harness.ports import Gate, Pending
 from harness.run import Engines, Overlay, Run
 from harness.scratch import Scratch
 from harness.store import content_hash, object_bytes, object_files
 from harness.trace import TraceWriter
-from harness.workspace import SyncGroup, Workspace
+from harness.workspace import Config, SyncGroup, Workspace
 
 __all__ = [
     "CohortResult",
@@ -113,12 +114,12 @@ class _Early:
     what they were built from (`init_worker` uses them when its spec still says the same)."""
 
     spec: EarlySpec
-    config: Any
-    pack: Any
-    pools: Any
-    gates: dict[Any, Any]
+    config: Config
+    pack: Pack
+    pools: Pools
+    gates: dict[Effector, Gate]
 
-    def fits(self, spec: WorkerSpec, config: Any, pack: Any) -> bool:
+    def fits(self, spec: WorkerSpec, config: Config, pack: Pack) -> bool:
         early = self.spec
         return (early.root, early.pack, early.options) == (spec.root, spec.pack, spec.options) \
             and config == self.config and pack == self.pack
@@ -300,7 +301,7 @@ def init_worker(spec: WorkerSpec) -> None:
     config = ws.config()
     pack = load_pack(Path(spec.pack))
     early = _EARLY.pop("gates", None)
-    gates = None
+    gates: dict[Effector, Gate] | None = None
     if early is not None and early.fits(spec, config, pack):
         pools, gates = early.pools, early.gates
     else:
@@ -333,7 +334,6 @@ def _build_early(early: EarlySpec) -> None:
     batch's own process classifies it as it opens its session, once) or anything fails
     (the first cohort then builds them, and raises what it must)."""
     from harness.engines import build_gates, gate_context
-    from harness.models import Effector
     from ontology import index_cached, load_pools
 
     try:
