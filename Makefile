@@ -13,7 +13,7 @@ HERMES_VENV  := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
 PACK   ?= facility
 
-.PHONY: demo test test-slow test-all reliability lock hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
+.PHONY: native demo test test-slow test-all reliability lock hermes lint typecheck bench corpus clean-demo install check-java chromium docs docs-reference
 
 install: $(STAMP)
 
@@ -39,6 +39,8 @@ $(STAMP): pyproject.toml $(LOCK)/bootstrap.lock $(LOCK)/main.lock | check-java
 	@# the project's bytecode, as pip writes a wheel's: an editable install writes none, and
 	@# where PYTHONDONTWRITEBYTECODE is set each command compiled its modules again (~0.1 s)
 	$(BIN)/python -m compileall -q harness effectors ontology rules bench
+	@# the prose gate's hot modules compiled with mypyc (issue 20); says why and goes on without
+	$(BIN)/python scripts/build_native.py
 	@touch $(STAMP)
 
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and
@@ -92,6 +94,11 @@ docs-reference: $(STAMP)
 # matrix and the fuzzers, one table (python -m tests.reliability --json for JSON)
 reliability: $(STAMP)
 	$(BIN)/python -m tests.reliability
+
+# compile the prose gate's hot modules again after changing them (make does it once on
+# install; until then the changed sources run, never a stale build)
+native: $(STAMP)
+	$(BIN)/python scripts/build_native.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

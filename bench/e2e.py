@@ -300,6 +300,7 @@ def run(
             "workers": workers,
             "executor": executor,
             "shared_cache": os.environ.get("MEMBRANE_CACHE_DIR", "default"),
+            "prose_native": _prose_native(),
         },
         "figures": {
             "artifacts_per_s": round(n / wall, 2),
@@ -353,3 +354,11 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def _prose_native() -> str:
+    """Whether the batches' prose gate ran compiled (`effectors.prose._native`), as their
+    child processes see it: the same files and environment."""
+    from effectors.prose import _native
+
+    return _native.status()

@@ -13,7 +13,9 @@ The interpreter matters as much as the code: `params.python` is its version and
 `params.python_pgo` whether it was built with profile-guided optimisation (configured with
 `--enable-optimizations`, or a distribution's own interpreter under /usr, which Debian and
 Ubuntu build that way). The same gate runs ~20% faster on Debian's PGO-built 3.11 than on a
-pyenv 3.11 built without it.
+pyenv 3.11 built without it. `params.prose_native` says whether the gate's hot modules ran
+compiled (`make` compiles them with mypyc; `effectors.prose._native`) or why they ran from
+their sources (`MEMBRANE_NATIVE=0 python -m bench prose_gate` measures the sources).
 
 The artifacts come from the pack's generator (`packs/facility/prose_cases.py:long_artifact`),
 so the same bytes are measured every time."""
@@ -124,10 +126,13 @@ def interpreter() -> dict[str, Any]:
     """The interpreter's version, and whether it was built with profile-guided optimisation
     (`--enable-optimizations`, or a distribution's own build under /usr: Debian and Ubuntu
     build theirs with PGO, and their configure arguments do not say so)."""
+    from effectors.prose import _native
+
     args = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
     return {
         "python": platform.python_version(),
         "python_pgo": "--enable-optimizations" in args or sys.base_prefix == "/usr",
+        "prose_native": _native.status(),
     }
 
 

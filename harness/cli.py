@@ -52,7 +52,8 @@ or a --replay missed (the batch stopped early).
 environment: MEMBRANE_WORKSPACE (the default --workspace); MEMBRANE_CACHE_DIR (classified
 ontologies shared by every workspace, default ~/.cache/membrane; off: each workspace
 classifies its own); MEMBRANE_WORKER_START=spawn (batch --workers: spawn the workers, never
-fork them).
+fork them); MEMBRANE_NATIVE=0 (run the prose gate's modules from their sources, not as
+compiled by make; `make native` compiles them again after they change).
 """
 
 

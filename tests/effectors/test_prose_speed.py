@@ -25,6 +25,7 @@ from harness.models import Artifact
 from harness.pack import load_pack
 from harness.pools import Pools
 from tests.conftest import FACILITY
+from tests.effectors.test_prose_gate import an_index
 
 _AGG_WORDS = [
     "more",
@@ -293,7 +294,7 @@ def test_a_clause_break_is_looked_for_wherever_one_can_be() -> None:
     words += ["3", ": 4", ", while", " whereas "]
     for _ in range(3000):
         text = "".join(rng.choice(words) for _ in range(rng.randint(0, 14)))
-        memo = C._Memo(text, None)  # type: ignore[arg-type]
+        memo = C._Memo(text, an_index())
         cuts = sorted({0, len(text), *(rng.randrange(len(text) + 1) for _ in range(3))})
         for lo, hi in itertools.pairwise(cuts):
             assert memo.cuts(0, lo, hi) == S.breaks(text, lo, hi), (text, lo, hi)
