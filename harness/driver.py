@@ -170,9 +170,10 @@ class BatchRun:
 
     # -- cohorts -------------------------------------------------------------------
 
-    def _next_chunk(self) -> list[bytes] | None:
-        """The packed inputs of the next cohort, or None when none is left or the agenda
-        stops the batch (the facts of a fresh run: an endpoint down, a budget spent)."""
+    def _next_chunk(self, size: int | None = None) -> list[bytes] | None:
+        """The packed inputs of the next cohort (`size` artifacts, `cohort_size` unless
+        given), or None when none is left or the agenda stops the batch (the facts of a
+        fresh run: an endpoint down, a budget spent)."""
         if self._next >= len(self._todo):
             return None
         probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
@@ -181,7 +182,7 @@ class BatchRun:
             self.result.not_started = len(self._todo) - self._next
             self._next = len(self._todo)
             return None
-        chunk = self._todo[self._next : self._next + self.cohort_size]
+        chunk = self._todo[self._next : self._next + (size or self.cohort_size)]
         self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)  # drop them
         self._next += len(chunk)
         return chunk

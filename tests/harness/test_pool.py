@@ -9,7 +9,8 @@ import os
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +23,15 @@ from harness.engines import DeferredProposer
 from harness.errors import ConfigError, InfrastructureError
 from harness.ledger import Ledger
 from harness.pack import Pack, load_pack
-from harness.pool import PoolBatchRun, Prestarted, ProcessExecutor
+from harness.pool import (
+    CohortResult,
+    CohortTask,
+    PoolBatchRun,
+    Prestarted,
+    ProcessExecutor,
+    WorkerSpec,
+    tail_cohort,
+)
 from harness.report import recorded_report
 from harness.store import recover
 from harness.workspace import SyncGroup, Workspace
@@ -440,3 +449,86 @@ def test_the_progress_bar_starts_its_thread_with_the_batch_not_before() -> None:
     for thread in refresh:  # stopped with the bar
         thread.join(timeout=10)
         assert not thread.is_alive()
+
+
+def _sizes(total: int, cohort_size: int, workers: int) -> list[int]:
+    out = []
+    while left := total - sum(out):
+        out.append(tail_cohort(left, cohort_size, workers))
+    return out
+
+
+def test_the_last_cohorts_are_smaller_so_the_workers_finish_together() -> None:
+    """Once fewer than `workers` full cohorts are left, each cohort takes about 1/`workers`
+    of what is left, down to a quarter cohort, leaving no sliver of its own."""
+    assert _sizes(2000, 256, 2) == [256] * 6 + [232, 116, 116]  # was [256] * 7 + [208]
+    assert _sizes(1800, 256, 2) == [256] * 6 + [132, 66, 66]  # was [256] * 7 + [8]
+    assert _sizes(48, 8, 2) == [8] * 5 + [4, 2, 2]
+    assert _sizes(1000, 256, 1) == [256, 256, 256, 232]  # one worker: as one process
+    assert _sizes(100, 256, 2) == [100]  # less than a cohort: one
+    for total in range(1, 3000, 7):
+        for workers in (1, 2, 3, 4):
+            sizes = _sizes(total, 256, workers)
+            assert sum(sizes) == total and max(sizes) <= 256
+            assert min(sizes[:-1], default=64) >= 64  # a quarter cohort at least
+
+
+class _Immediate:
+    """An executor whose cohorts are judged the moment they are sent (judging nothing):
+    what `PoolBatchRun` sends and when, against when it commits."""
+
+    died: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, events: list[tuple[str, int, int]]) -> None:
+        self.events = events
+
+    def submit(self, task: CohortTask) -> Future[CohortResult]:
+        self.events.append(("sent", task.index, len(task.runs)))
+        fut: Future[CohortResult] = Future()
+        fut.set_result(CohortResult(task.index, [], 0, None))
+        return fut
+
+    def replace(
+        self, failed: Future[CohortResult], inflight: Collection[Future[CohortResult]]
+    ) -> list[Future[CohortResult]]:
+        raise AssertionError("no worker dies here")
+
+    def shutdown(self, wait: bool = True) -> None:
+        pass
+
+
+@pytest.mark.java
+def test_the_pool_sends_smaller_last_cohorts_and_the_next_before_each_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that finished is sent its next cohort before the parent commits the one it
+    returned (a commit took ~0.4 s a cohort of 256, that worker idle); at most
+    2 x `workers` + 1 cohorts are sent and not yet committed."""
+    events: list[tuple[str, int, int]] = []
+    real_apply = PoolBatchRun._apply
+
+    def apply(self: PoolBatchRun, task: CohortTask, result: CohortResult) -> None:
+        events.append(("committed", task.index, len(self._inflight) + 1))
+        real_apply(self, task, result)
+
+    monkeypatch.setattr(PoolBatchRun, "_apply", apply)
+    corpus = demo_corpus(tmp_path, 48)
+    with api.open_session(tmp_path / "ws", PACK, judge=False) as session:
+        spec = WorkerSpec("", "", session.options, None, (), "", "", "")
+        batch = PoolBatchRun(
+            session.ws,
+            session.engines,
+            CorpusStream(corpus, session.pack),
+            workers=2,
+            spec=spec,
+            executor=lambda workers, spec: _Immediate(events),
+            cohort_size=8,
+        )
+        batch.run()
+    sent = [e for e in events if e[0] == "sent"]
+    assert [n for _, _, n in sent] == [8] * 5 + [4, 2, 2]
+    committed = [e for e in events if e[0] == "committed"]
+    assert [i for _, i, _ in committed] == list(range(8))
+    # cohort 0 is committed after the next one was sent for the worker it came from
+    assert events.index(("sent", 3, 8)) < events.index(committed[0])
+    assert max(unapplied for _, _, unapplied in committed) == 5
