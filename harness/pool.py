@@ -642,7 +642,8 @@ class PoolBatchRun(BatchRun):
         if self._over:
             return None
         try:
-            self._fill()
+            while len(self._inflight) <= self.workers and self._dispatch():
+                pass
             if not self._inflight:
                 self.executor.shutdown(wait=False)  # they exit while the batch closes
                 self._finish()
@@ -656,8 +657,6 @@ class PoolBatchRun(BatchRun):
                 self._inflight[fut] = task
                 self._replace_pool(fut)
                 return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
-            self._account(result)
-            self._fill()  # the workers' next cohorts first: none waits for this commit
             self._apply(task, result)
         except BaseException:
             self._shutdown()
@@ -665,19 +664,6 @@ class PoolBatchRun(BatchRun):
         return Cycle(cohort=(), finished=(), done=self._done, total=self.total)
 
     # -- dispatch ------------------------------------------------------------------------
-
-    def _fill(self) -> None:
-        """Send cohorts until every worker has one and one more waits for the first worker
-        free. A judged cohort waiting for its commit does not count, so a worker that
-        finished is sent its next cohort before this process commits the one it returned
-        (two workers finishing together left one idle for a commit, ~0.3-0.5 s a cohort
-        of 256); at most 2 x `workers` + 1 cohorts are sent and not yet committed."""
-        while (
-            sum(1 for f in self._inflight if not f.done()) <= self.workers
-            and len(self._inflight) < 2 * self.workers  # and the one being committed
-            and self._dispatch()
-        ):
-            pass
 
     def _dispatch(self) -> bool:
         """Send the next cohort to the pool, unless the agenda stops the batch."""
@@ -760,14 +746,10 @@ class PoolBatchRun(BatchRun):
         self._check_and_render([j for j in result.runs if j.commit is not None], rows)
         self.result.runs.extend(j.summary for j in result.runs)
         self._done += len(result.runs)
-        self._refresh_view(final=False)
-
-    def _account(self, result: CohortResult) -> None:
-        """What a judged cohort spent and saw (tokens, an endpoint down), counted before
-        the next cohorts are sent: the agenda decides on them with it."""
         self.eng.batch_tokens += result.tokens
         if result.endpoint_down and not self.eng.endpoint_down:
             self.eng.endpoint_down = result.endpoint_down
+        self._refresh_view(final=False)
 
     def _write_run(self, j: _Judged, group: SyncGroup) -> None:
         group.write(self.ws.trace_path(j.run_id), j.trace)  # over a trace a kill left
@@ -817,7 +799,7 @@ _TRANSCRIPT_NAME = re.compile(r"[0-9A-Za-z_-]{1,2}/[0-9A-Za-z_-]{1,200}\.json")
 def tail_cohort(left: int, cohort_size: int, workers: int) -> int:
     """How many of the `left` artifacts not yet sent the next cohort takes: `cohort_size`
     while more than `workers` full cohorts are left; then about 1/`workers` of what is
-    left, down to a quarter of `cohort_size` (a cohort has fixed costs: ~0.25 s of a
+    left, down to a quarter of `cohort_size` (a cohort has fixed costs: ~0.15-0.25 s of a
     worker's gate calls on the facility pack), with no sliver left over for a cohort of
     its own. The workers then finish nearly together, and the commit after the last
     judged cohort (the batch's tail, workers idle) is of a small one: on 2,000 artifacts
