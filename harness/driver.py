@@ -79,6 +79,21 @@ class Cycle:
     total: int  # runs this batch will start (skipped artifacts not counted)
 
 
+def _check_unique(seen: dict[str, tuple[int, str]], aid: str, number: int) -> None:
+    """A batch refines each artifact once: two with one id (or ids that differ only in
+    case, which share files on a case-insensitive file system) would start runs under one
+    run id. The CLI's corpus reader refuses them per line; this is the same rule for a
+    batch built from the API (`Session.batch`), before anything is written."""
+    first = seen.setdefault(aid.lower(), (number, aid))
+    if first[0] == number:
+        return
+    what = "the same id" if first[1] == aid else f"an id that differs only in case ({first[1]!r})"
+    raise CorpusError(
+        f"artifact {number} of the batch, {aid!r}, has {what} as artifact {first[0]}",
+        hint="ids must be unique within a batch, without case: drop or rename one of them",
+    )
+
+
 def _rebuilt(packed: bytes) -> tuple[Artifact, bytes]:
     data = zlib.decompress(packed)
     return Artifact.model_validate_json(data), data
@@ -113,7 +128,9 @@ class BatchRun:
         # artifact is rebuilt from them when its cohort starts): `artifacts` may be a
         # stream, and 20,000 artifacts as models were ~240 MB (issue 22); ~1 KB each now
         self._todo: list[bytes] = []
-        for a in artifacts:
+        seen: dict[str, tuple[int, str]] = {}  # id without case -> (item number, id)
+        for number, a in enumerate(artifacts, start=1):
+            _check_unique(seen, a.id, number)
             data = artifact_bytes(a)
             state = settled.get((a.id, content_hash(data)))
             if state is not None:

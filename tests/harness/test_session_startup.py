@@ -90,3 +90,26 @@ def test_a_broken_ontology_is_still_refused_after_a_good_one_was_checked(tmp_pat
     pack.ontology_path.write_text("<rdf:RDF this is not xml")
     with pytest.raises(PackError):
         ontology_pools.check_ontology(pack, cache)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("twin", ["fac-0001", "FAC-0001"])
+def test_a_batch_refuses_two_artifacts_with_one_id_before_it_writes(
+        tmp_path: Path, workers: int, twin: str) -> None:
+    """The API's batch (the CLI's corpus reader refuses them per line): the same id twice,
+    or ids differing only in case, would start two runs under one run id (an IntegrityError
+    from the ledger in one process, a misleading version conflict with workers)."""
+    from harness.errors import CorpusError
+    from harness.models import Artifact
+
+    ws = tmp_path / "ws"
+    api.init_workspace(ws, str(FACILITY))
+    lines = (FACILITY / "corpus" / "demo.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    arts = [Artifact.model_validate_json(line) for line in lines]
+    again = arts[0].model_copy(update={"id": twin, "prose": arts[0].prose + " Again."})
+    with api.open_session(ws) as s:
+        with pytest.raises(CorpusError, match="artifact 4 of the batch") as err:
+            s.batch([*arts, again], workers=workers)
+        assert "artifact 1" in str(err.value) and "unique within a batch" in str(err.value)
+        assert s.engines.ledger.count_runs(arts[0].id) == 0  # nothing started
+        assert s.batch(arts[:2]).run().runs  # the session is still usable
