@@ -41,9 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--executor", choices=("process", "ray"), help="e2e: where --workers run (ray: actors)"
     )
+    p.add_argument(
+        "--pairs", type=int, metavar="K",
+        help="e2e: one-process / --workers 2 pairs for speedup_2_workers (default 3; median)",
+    )
     args = p.parse_args(argv)
     module = importlib.import_module(BENCHES[args.name])
-    extra = {k: v for k in ("n", "workers", "executor") if (v := getattr(args, k))}
+    extra = {k: v for k in ("n", "workers", "executor", "pairs") if (v := getattr(args, k))}
     result = module.run(quick=args.quick, **extra)
     result["at"] = datetime.now(UTC).isoformat(timespec="seconds")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
