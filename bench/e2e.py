@@ -243,6 +243,14 @@ def _disk(ws: Path) -> dict[str, int]:
     return out
 
 
+def _prose_native() -> str:
+    """Whether the batches' prose gate ran compiled (`effectors.prose._native`), as their
+    child processes see it: the same files and environment."""
+    from effectors.prose import _native
+
+    return _native.status()
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -380,11 +388,3 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-
-
-def _prose_native() -> str:
-    """Whether the batches' prose gate ran compiled (`effectors.prose._native`), as their
-    child processes see it: the same files and environment."""
-    from effectors.prose import _native
-
-    return _native.status()
