@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml $(LOCK)/bootstrap.lock $(LOCK)/main.lock | check-java
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(LOCK)/bootstrap.lock
-	$(UV) pip install -q --python $(BIN)/python --require-hashes -r $(LOCK)/main.lock
+	$(UV) pip install -q --compile-bytecode --python $(BIN)/python --require-hashes -r $(LOCK)/main.lock
 	$(UV) pip install -q --python $(BIN)/python --no-deps --no-build-isolation -e .
 	@# the project's bytecode, as pip writes a wheel's: an editable install writes none, and
 	@# where PYTHONDONTWRITEBYTECODE is set each command compiled its modules again (~0.1 s)
@@ -50,7 +50,7 @@ hermes: $(HERMES_STAMP)
 $(HERMES_STAMP): $(LOCK)/hermes.lock | $(STAMP)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 (or run make PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
-	$(UV) pip install -q --python $(HERMES_VENV)/bin/python --require-hashes -r $(LOCK)/hermes.lock
+	$(UV) pip install -q --compile-bytecode --python $(HERMES_VENV)/bin/python --require-hashes -r $(LOCK)/hermes.lock
 	@touch $(HERMES_STAMP)
 
 # regenerate the locks after changing pyproject.toml, constraints.txt or constraints-hermes.txt
