@@ -19,6 +19,10 @@ each peak RSS is that process's (`os.wait4`; the HermiT JVM is a grandchild, not
    times (a 2-core VM's speed drifts by more than the margins measured here: one pair is
    one draw). The other figures are the first pair's.
 
+Every timed batch starts on a settled disk (`_settle`: the benchmark's own deletions synced
+and 6 s passed; on these VMs' journal-less ext4 a file created right after a big delete cost
+~10x); `fs_create_us` is what creating a 4 KB file cost just before the first batch.
+
 Before anything is timed, a child loads the pack's ontology once so that the per-user cache
 (`ontology.shared`) holds its classification: every batch then starts as a user's does after
 their first (`MEMBRANE_CACHE_DIR=off` measures without that cache, every batch classifying).
@@ -251,6 +255,34 @@ def _prose_native() -> str:
     return _native.status()
 
 
+# ext4 without a journal (these VMs' disks) skips, for each new inode, every inode freed in the
+# last 5 s (300 s while its inode block is dirty): right after a big delete, creating a file
+# took ~270 us instead of ~25 us (measured), so a batch of 11,000 files paid seconds of
+# system time for what ran before it. Every timed batch starts after `_settle()`: the
+# benchmark's own deletions written out and 6 s passed.
+_SETTLE_S = 6.0
+
+
+def _settle() -> None:
+    os.sync()
+    time.sleep(_SETTLE_S)
+
+
+def _create_us(folder: Path, count: int = 400) -> float:
+    """Microseconds to create, write and close one 4 KB file in `folder` (the state of the
+    disk the batches write to; the files stay until the benchmark's folder goes)."""
+    folder.mkdir()
+    data = b"x" * 4096
+    start = time.perf_counter()
+    for i in range(count):
+        fd = os.open(folder / f"probe-{i:05d}.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    return (time.perf_counter() - start) / count * 1e6
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -282,6 +314,8 @@ def run(
         ws.mkdir()
         how = (str(workers), executor)
         _spawn("warm", str(Path(tmp) / "warm"))
+        _settle()
+        create_us = _create_us(Path(tmp) / "probe")
         batch, wall, cpu, rss = _spawn("batch", str(corpus), str(ws), "report", *how)
         pair: dict[str, Any] = {}
         if not workers and executor == "process" and (os.cpu_count() or 1) >= 2:
@@ -289,6 +323,7 @@ def run(
             ws2.mkdir()
             _b2, wall2, cpu2, rss2 = _spawn("batch", str(corpus), str(ws2), "report", "2", "process")
             shutil.rmtree(ws2)  # not in the disk figures
+            _settle()
             walls = [(wall, wall2)]
             for k in range(1, pairs):  # alternating: one process, then the workers
                 again = []
@@ -297,6 +332,7 @@ def run(
                     wsk.mkdir()
                     again.append(_spawn("batch", str(corpus), str(wsk), "report", w, "process")[1])
                     shutil.rmtree(wsk)
+                    _settle()
                 walls.append((again[0], again[1]))
             ratios = [round(a / b, 3) for a, b in walls]
             pair = {
@@ -357,6 +393,7 @@ def run(
             "rerun_no_report_cpu_s": round(quiet_cpu, 2),
             "peak_rss_mb": round(rss, 1),
             "rerun_peak_rss_mb": round(max(rerun_rss, quiet_rss), 1),
+            "fs_create_us": round(create_us, 1),
             "disk_bytes_per_artifact": round(total_disk / n),
             "disk_bytes_per_artifact_by_folder": {k: round(v / n) for k, v in sorted(disk.items())},
             "memo_entries": batch["memo_entries"],
