@@ -128,6 +128,7 @@ class BatchRun:
         # artifact is rebuilt from them when its cohort starts): `artifacts` may be a
         # stream, and 20,000 artifacts as models were ~240 MB (issue 22); ~1 KB each now
         self._todo: list[bytes] = []
+        self._ids: list[str] = []  # the id of each, beside it (`--workers` sends them on)
         seen: dict[str, tuple[int, str]] = {}  # id without case -> (item number, id)
         for number, a in enumerate(artifacts, start=1):
             _check_unique(seen, a.id, number)
@@ -138,6 +139,7 @@ class BatchRun:
                 self.result.skipped_states[a.id] = state
             else:
                 self._todo.append(zlib.compress(data, 1))
+                self._ids.append(a.id)
         self._next = 0  # index into _todo of the next artifact to start
         self._cohort: list[Run] | None = None
         self._done = 0
@@ -187,10 +189,10 @@ class BatchRun:
 
     # -- cohorts -------------------------------------------------------------------
 
-    def _next_chunk(self, size: int | None = None) -> list[bytes] | None:
-        """The packed inputs of the next cohort (`size` artifacts, `cohort_size` unless
-        given), or None when none is left or the agenda stops the batch (the facts of a
-        fresh run: an endpoint down, a budget spent)."""
+    def _next_chunk(self, size: int | None = None) -> list[tuple[str, bytes]] | None:
+        """The ids and packed inputs of the next cohort (`size` artifacts, `cohort_size`
+        unless given), or None when none is left or the agenda stops the batch (the facts
+        of a fresh run: an endpoint down, a budget spent)."""
         if self._next >= len(self._todo):
             return None
         probe = self.eng.agenda.decide("batch-probe", fresh_facts(self.eng))
@@ -199,7 +201,8 @@ class BatchRun:
             self.result.not_started = len(self._todo) - self._next
             self._next = len(self._todo)
             return None
-        chunk = self._todo[self._next : self._next + (size or self.cohort_size)]
+        end = self._next + (size or self.cohort_size)
+        chunk = list(zip(self._ids[self._next : end], self._todo[self._next : end], strict=True))
         self._todo[self._next : self._next + len(chunk)] = [b""] * len(chunk)  # drop them
         self._next += len(chunk)
         return chunk
@@ -209,7 +212,7 @@ class BatchRun:
         if chunk is None:
             return False
         inputs = SyncGroup()
-        runs = [self._new_run(*_rebuilt(packed), inputs) for packed in chunk]
+        runs = [self._new_run(*_rebuilt(packed), inputs) for _aid, packed in chunk]
         inputs.sync()  # every input durable, once, before the runs that name them
         start_cohort(runs, self.eng, self.batch_id, self.pack, self.pack_version)
         self._cohort = runs

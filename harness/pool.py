@@ -671,8 +671,8 @@ class PoolBatchRun(BatchRun):
         chunk = self._next_chunk(tail_cohort(left, self.cohort_size, self.workers))
         if chunk is None:
             return False
-        inputs = [zlib.decompress(packed) for packed in chunk]
-        ids = [Artifact.model_validate_json(data).id for data in inputs]
+        ids = [aid for aid, _packed in chunk]  # checked as the corpus was read: not again
+        inputs = [zlib.decompress(packed) for _aid, packed in chunk]
         versions = self.eng.ledger.latest_versions(ids)
         runs = tuple(
             (
