@@ -41,6 +41,8 @@ $(STAMP): pyproject.toml $(LOCK)/bootstrap.lock $(LOCK)/main.lock | check-java
 	$(BIN)/python -m compileall -q harness effectors ontology rules bench
 	@# the prose gate's hot modules compiled with mypyc (issue 20); says why and goes on without
 	$(BIN)/python scripts/build_native.py
+	@# the warm JVM's classes in a class-data-sharing archive (issue 16); says why and goes on without
+	$(BIN)/python scripts/build_jvm_archive.py
 	@touch $(STAMP)
 
 # hermes-agent pins pydantic, openai, httpx ... at versions that conflict with ours and

@@ -53,7 +53,9 @@ environment: MEMBRANE_WORKSPACE (the default --workspace); MEMBRANE_CACHE_DIR (c
 ontologies shared by every workspace, default ~/.cache/membrane; off: each workspace
 classifies its own); MEMBRANE_WORKER_START=spawn (batch --workers: spawn the workers, never
 fork them); MEMBRANE_NATIVE=0 (run the prose gate's modules from their sources, not as
-compiled by make; `make native` compiles them again after they change).
+compiled by make; `make native` compiles them again after they change); MEMBRANE_JVM_ARCHIVE=0
+(start HermiT's JVM without the archive of its classes make built; rebuild it after a JDK
+upgrade with `python scripts/build_jvm_archive.py`).
 """
 
 

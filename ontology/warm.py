@@ -41,6 +41,7 @@ from typing import Any
 import owlready2
 
 from harness.errors import InfrastructureError
+from ontology import jvm_archive
 from ontology.reason import (
     BaseOntology,
     HermitRunner,
@@ -53,6 +54,7 @@ from ontology.render import RDF_TYPE, RowFacts
 __all__ = ["WarmHermit", "default_reasoner", "warm_available"]
 
 _HERMIT_DIR = Path(owlready2.__file__).resolve().parent / "hermit"
+HERMIT_JAR = _HERMIT_DIR / "HermiT.jar"
 _LOCK = threading.Lock()
 _J: dict[str, Any] = {}  # Java classes, once the JVM is up
 _MAX_BASES = 8
@@ -70,9 +72,13 @@ def _start_jvm(memory_mb: int) -> dict[str, Any]:
         try:
             if not jpype.isJVMStarted():
                 java_executable()  # a clear message when there is no Java at all
+                jvm = jvm_path()
+                shared = jvm_archive.jvm_options(jvm, HERMIT_JAR)
                 jpype.startJVM(
                     f"-Xmx{memory_mb}M", "-Xrs", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                    classpath=[str(_HERMIT_DIR / "HermiT.jar"), str(_HERMIT_DIR)],
+                    *shared,  # HermiT's classes mapped from an archive (ontology.jvm_archive)
+                    jvmpath=jvm,
+                    classpath=[str(HERMIT_JAR), str(_HERMIT_DIR)],
                     convertStrings=False, interrupt=False,
                 )
             _J.update(
@@ -89,6 +95,16 @@ def _start_jvm(memory_mb: int) -> dict[str, Any]:
         except Exception as exc:
             raise InfrastructureError(f"cannot start the JVM for HermiT: {exc}") from exc
         return _J
+
+
+def jvm_path() -> str | None:
+    """The JVM library JPype starts (None: it finds none, and says so as it starts)."""
+    import jpype
+
+    try:
+        return str(jpype.getDefaultJVMPath())
+    except Exception:  # JVMNotFoundException and kin: startJVM raises the clear error
+        return None
 
 
 def warm_available() -> bool:
