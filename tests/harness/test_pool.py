@@ -5,6 +5,7 @@ leaves what recovery sweeps (the crash matrix has those points: tests/reliabilit
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -17,11 +18,13 @@ from pathlib import Path
 import pytest
 
 from harness import api
+from harness.chapters import ChapterRenderer, check_chapter
 from harness.cli import main
 from harness.corpus import CorpusStream
 from harness.engines import DeferredProposer
 from harness.errors import ConfigError, InfrastructureError
 from harness.ledger import Ledger
+from harness.models import Artifact
 from harness.pack import Pack, load_pack
 from harness.pool import (
     CohortResult,
@@ -59,9 +62,28 @@ def test_two_workers_commit_what_one_process_commits_byte_for_byte(
         assert len(got.outcome_records()) == len(ref.outcome_records())
         # each worker's run recorded what the report reads, as one process's runs do
         assert set(got.run_figures()) == {r.run_id for r in got.runs()} == set(ref.run_figures())
+        # the workers rendered the chapters: each is what the batch's process (or recovery)
+        # renders from the stored artifact and its ledger row
+        commits = got.latest_commits()
+        ref_rows = {r.artifact_id: r for r in ref.latest_commits()}
     finally:
         ref.close()
         got.close()
+    renderer = ChapterRenderer(load_pack(PACK))
+    current = Workspace(tmp_path / "ws").current
+    assert len(commits) == len(ref_rows) > 0
+    for row in commits:
+        stored = Artifact.model_validate_json(
+            (current / "artifacts" / f"{row.content_hash}.json").read_bytes()
+        )
+        attempts = json.loads((current / "metrics" / f"{row.metrics_hash}.json").read_bytes())
+        chapter = (current / "chapters" / f"{row.artifact_id}.md").read_bytes()
+        assert chapter == renderer.render(stored, row, attempts["attempts"])
+        assert check_chapter(current / "chapters" / f"{row.artifact_id}.md", row) is None
+        assert (row.version, row.content_hash) == (
+            ref_rows[row.artifact_id].version,
+            ref_rows[row.artifact_id].content_hash,
+        )
     assert result.report is not None and result.report.source == "recorded"
     pack = load_pack(PACK)
     fast = recorded_report(Workspace(tmp_path / "ws"), pack).to_dict()
