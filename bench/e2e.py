@@ -283,6 +283,14 @@ def _create_us(folder: Path, count: int = 400) -> float:
     return (time.perf_counter() - start) / count * 1e6
 
 
+def _jvm_archive() -> str:
+    """Whether the batches' JVMs map the class archive `make` built (`ontology.jvm_archive`)."""
+    from ontology import jvm_archive
+    from ontology.warm import HERMIT_JAR, jvm_path
+
+    return jvm_archive.status(jvm_path(), HERMIT_JAR)
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -371,6 +379,7 @@ def run(
             "pairs": len(pair.get("speedup_2_workers_pairs", [])),
             "shared_cache": os.environ.get("MEMBRANE_CACHE_DIR", "default"),
             "prose_native": _prose_native(),
+            "jvm_archive": _jvm_archive(),
         },
         "figures": {
             "artifacts_per_s": round(n / wall, 2),

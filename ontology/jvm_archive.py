@@ -11,10 +11,10 @@ later JVM maps it (`-XX:SharedArchiveFile`) instead of loading those classes one
 Where: `<prefix>/share/membrane/jvm/hermit-<key>.jsa`, `<prefix>` the Python environment's
 (`.venv`): built with the environment, gone with it. `<key>` hashes the JVM library's path,
 size and modification time, HermiT.jar's, and the options an archive depends on: another
-JDK or another HermiT has another key, so it never maps an archive made for something else (the JVM also checks the
-archive's own header and, with no logging asked for, starts without it: a damaged file
-costs the speed, never a result). `MEMBRANE_JVM_ARCHIVE=0` starts without it; the build
-step makes one again for a new JDK.
+JDK or another HermiT has another key, so it never maps an archive made for something else
+(the JVM also checks the archive's own header and, with no logging asked for, starts
+without it: a damaged file costs the speed, never a result). `MEMBRANE_JVM_ARCHIVE=0`
+starts without it; the build step makes one again for a new JDK and removes the old ones.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["ENV", "archive_path", "jvm_options", "key", "status"]
+__all__ = ["ENV", "archive_path", "jvm_options", "key", "status", "turned_off"]
 
 ENV = "MEMBRANE_JVM_ARCHIVE"
 FOLDER = Path(sys.prefix) / "share" / "membrane" / "jvm"
@@ -34,6 +34,11 @@ _OFF = ("0", "off", "no", "false")
 # the options a dump and every start share (the collector shapes the archive's layout; a
 # start whose heap size asks for another pointer encoding maps nothing and goes on without)
 SHAPE = ("-XX:+UseSerialGC",)
+
+
+def turned_off() -> bool:
+    """`MEMBRANE_JVM_ARCHIVE=0` (or off, no, false)."""
+    return os.environ.get(ENV, "").strip().lower() in _OFF
 
 
 def key(jvm_path: str, jar: Path) -> str | None:
@@ -61,7 +66,7 @@ def jvm_options(jvm_path: str | None, jar: Path) -> list[str]:
     listing = os.environ.get(CLASSLIST_ENV)
     if listing:
         return [f"-XX:DumpLoadedClassList={listing}"]
-    if jvm_path is None or os.environ.get(ENV, "").strip().lower() in _OFF:
+    if jvm_path is None or turned_off():
         return []
     path = archive_path(jvm_path, jar)
     if path is None or not path.is_file():
@@ -71,7 +76,7 @@ def jvm_options(jvm_path: str | None, jar: Path) -> list[str]:
 
 def status(jvm_path: str | None, jar: Path) -> str:
     """Whether a JVM started now maps an archive, and which, or why not."""
-    if os.environ.get(ENV, "").strip().lower() in _OFF:
+    if turned_off():
         return f"off ({ENV}=0)"
     if jvm_path is None:
         return "none (no JVM found)"

@@ -7,8 +7,10 @@ this once after it installs the project; run it again after a JDK upgrade.
 A child process judges a few artifacts of the shipped demo corpus with the JVM recording
 every class it loads (`-XX:DumpLoadedClassList`), then `java -Xshare:dump` writes them into
 `.venv/share/membrane/jvm/hermit-<key>.jsa` (`ontology.jvm_archive`; the key names this JVM
-and HermiT.jar). Every later JVM maps it: ~0.3 CPU s less per start. Without Java, or when
-a step fails, this says why and exits 0: the JVM then loads its classes as before, with the same results.
+and HermiT.jar; the archives of other keys, made for a JDK or HermiT since replaced, are
+removed). Every later JVM maps it: ~0.3 CPU s less per start. Without Java, or when a step
+fails, this says why and exits 0: the JVM then loads its classes as before, with the same
+results.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def build() -> str:
     """Build the archive; returns what happened, raises RuntimeError saying why not."""
     from ontology.warm import HERMIT_JAR, jvm_path
 
-    if os.environ.get(jvm_archive.ENV, "").strip().lower() in ("0", "off", "no", "false"):
+    if jvm_archive.turned_off():
         raise RuntimeError(f"{jvm_archive.ENV}=0: not built")
     jvm = jvm_path()
     if jvm is None:
@@ -92,6 +94,9 @@ def build() -> str:
             os.replace(part, out)
         finally:
             part.unlink(missing_ok=True)
+    for old in out.parent.glob("hermit-*.jsa"):  # made for a JDK or HermiT since replaced
+        if old != out:
+            old.unlink(missing_ok=True)
     return f"archive of the warm JVM's classes: {out}"
 
 

@@ -123,6 +123,8 @@ def test_the_build_step_makes_an_archive_the_warm_jvm_maps(
     folder = tmp_path / "jvm"
     monkeypatch.setattr(jvm_archive, "FOLDER", folder)
     monkeypatch.delenv(jvm_archive.ENV, raising=False)
+    folder.mkdir()
+    (folder / "hermit-madeforanolderjdk.jsa").write_bytes(b"old")  # the build removes it
     said = build_jvm_archive.build()
     jvm = jvm_path()
     assert jvm is not None
