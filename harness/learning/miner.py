@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +136,21 @@ def _cell_value_critique(r: _Run) -> bool:
     )
 
 
+def _marked(data: bytes, marker: bytes) -> Iterator[bytes]:
+    """The lines of `data` that hold `marker`, in order: only the records the miner reads
+    are parsed (records are canonical JSON, so the bytes `"kind":"verdict"` appear
+    unescaped only as an object's kind; `summarise` checks that it is the record's). Found
+    with `bytes.find`, not by splitting every line: ~50 lines a trace, ~6 of them read."""
+    pos = data.find(marker)
+    while pos >= 0:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = len(data)
+        yield data[start:end]
+        pos = data.find(marker, end)
+
+
 def summarise(
     ws: Workspace,
     pack: Pack,
@@ -154,17 +169,14 @@ def summarise(
             continue
         r = _Run(run_id, status)
         try:
-            for line in data.splitlines():
-                # only the records it reads are parsed (records are canonical JSON: the
-                # bytes `"kind":"verdict"` appear unescaped only as a record's kind)
-                if _PROPOSAL in line:
-                    ev = orjson.loads(line)
-                    if ev.get("kind") == "proposal":
-                        r.proposals[int(ev["attempt"])] = _slim_proposal(ev)
-                elif _VERDICT in line:
-                    ev = orjson.loads(line)
-                    if ev.get("kind") == "verdict":
-                        r.verdicts[int(ev["attempt"])].append(_slim_verdict(ev))
+            for line in _marked(data, _PROPOSAL):
+                ev = orjson.loads(line)
+                if ev.get("kind") == "proposal":
+                    r.proposals[int(ev["attempt"])] = _slim_proposal(ev)
+            for line in _marked(data, _VERDICT):
+                ev = orjson.loads(line)
+                if ev.get("kind") == "verdict":
+                    r.verdicts[int(ev["attempt"])].append(_slim_verdict(ev))
         except Exception:  # a damaged record teaches nothing; `trace verify` reports it
             continue
         out.append(r)
