@@ -155,7 +155,9 @@ def _child_batch(
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
     from harness import api
+    from harness.lifeline import batch_gc
 
+    batch_gc()  # the collector as `membrane batch` tunes it in its own process
     stages: dict[str, float] = {"startup": time.perf_counter() - t0}
     opened: list[Any] = []
     _instrument(stages, opened)

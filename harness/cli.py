@@ -479,6 +479,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return done
         from harness.commands import dispatch  # heavy (engines, rich): not for --help
 
+        if argv is None and args.command == "batch":  # this process is the command's own
+            from harness.lifeline import batch_gc
+
+            batch_gc()
         return dispatch(args)
     except SetupError as exc:
         _err(exc.render(), args)

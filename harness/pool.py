@@ -51,7 +51,7 @@ from harness.driver import BatchRun, Cycle, RunSummary
 from harness.engines import EngineOptions, build_engines, utc_now
 from harness.errors import InfrastructureError, PackError
 from harness.ledger import CommitRow, FinishRow, HeldRow, Ledger
-from harness.lifeline import die_with_parent
+from harness.lifeline import batch_gc, die_with_parent
 from harness.loop import start_cohort, step_cohort
 from harness.models import Artifact, Effector
 from harness.pack import Pack, load_pack
@@ -382,6 +382,7 @@ def prewarm(early: EarlySpec | None = None) -> None:
     importlib.import_module("ontology.warm").warm_available()
     if early is not None:
         _build_early(early)
+    batch_gc()  # a worker judges one batch's cohorts, then exits
 
 
 def _ready() -> None:

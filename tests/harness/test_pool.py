@@ -24,6 +24,7 @@ from harness.corpus import CorpusStream
 from harness.engines import DeferredProposer
 from harness.errors import ConfigError, InfrastructureError
 from harness.ledger import Ledger
+from harness.lifeline import BATCH_GC_THRESHOLD
 from harness.models import Artifact
 from harness.pack import Pack, load_pack
 from harness.pool import (
@@ -149,7 +150,8 @@ def test_forked_workers_of_the_cli_commit_what_one_process_commits(
     one_process_48: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`membrane batch --workers 2` from a fresh process forks its workers (one thread, on
-    Linux): the same committed bytes as one process, traces that verify, no worker left."""
+    Linux): the same committed bytes as one process, traces that verify, no worker left.
+    The command's process and each worker tune their garbage collector (`batch_gc`)."""
     import subprocess
     import sys
 
@@ -158,15 +160,18 @@ def test_forked_workers_of_the_cli_commit_what_one_process_commits(
     corpus, one = one_process_48
     probe = tmp_path / "probe.py"  # the CLI, telling how its workers started
     probe.write_text(
-        "import sys\n"
+        "import gc, sys\n"
         "import harness.pool as pool\n"
         "real = pool.Prestarted.__init__\n"
         "def init(self, *args):\n"
         "    real(self, *args)\n"
         "    print('started by', self.method, file=sys.stderr)\n"
+        "    print('worker gc', self.pool.submit(gc.get_threshold).result(), file=sys.stderr)\n"
         "pool.Prestarted.__init__ = init\n"
         "from harness.cli import main\n"
-        "sys.exit(main())\n"
+        "code = main()\n"
+        "print('batch gc', gc.get_threshold(), gc.get_freeze_count() > 0, file=sys.stderr)\n"
+        "sys.exit(code)\n"
     )
     argv = [sys.executable, str(probe), "batch", str(corpus), "--pack", str(PACK), "--json"]
     argv += ["-w", str(tmp_path / "ws"), "--workers", "2", "--cohort-size", "8", "--no-progress"]
@@ -176,6 +181,8 @@ def test_forked_workers_of_the_cli_commit_what_one_process_commits(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "started by fork" in done.stderr
+    assert f"worker gc {BATCH_GC_THRESHOLD}" in done.stderr
+    assert f"batch gc {BATCH_GC_THRESHOLD} True" in done.stderr
     assert published(tmp_path / "ws") == published(one)
     verify(tmp_path / "ws", capsys)
 
