@@ -44,3 +44,18 @@ def test_a_batch_run_by_main_with_arguments_leaves_the_callers_collector_alone(
     assert main([*argv, "--no-progress", "--json", "--no-report"]) == 0
     capsys.readouterr()
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+@pytest.mark.java
+def test_a_worker_tunes_its_own_collector_whether_forked_or_spawned() -> None:
+    """A `--workers` worker judges one batch and exits: `prewarm` tunes its collector, also
+    when it was forked from a process that kept Python's thresholds (this one)."""
+    from harness.pool import Prestarted
+
+    before = gc.get_threshold()
+    pre = Prestarted(1)
+    try:
+        assert pre.pool.submit(gc.get_threshold).result(timeout=300) == BATCH_GC_THRESHOLD
+    finally:
+        pre.release()
+    assert gc.get_threshold() == before
