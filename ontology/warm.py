@@ -199,7 +199,7 @@ class WarmHermit:
         try:
             for base in bases:
                 # cutting a base asks HermiT whether it is consistent on its own: that call
-                # loads the classes (asking twice cost ~0.2 s of each process's start)
+                # loads the classes (asking twice cost ~0.13 s of each process's start)
                 if self.whole_abox or self._split_of(base).whole:
                     self._call(base, (), lambda r: r.isConsistent())
         finally:
